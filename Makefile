@@ -1,0 +1,127 @@
+# lowtrace: one BPF object for the whole suite, one loader binary.
+# `make help` lists the targets.
+
+PREFIX ?= /usr/local
+BUILD := build
+# clang >= 15 for bpf_core_type_matches; prefer the newest Debian ships
+CLANG = $(shell for c in clang-19 clang-18 clang-17 clang-16 clang-15 clang; do \
+	command -v $$c >/dev/null 2>&1 && { echo $$c; break; }; done)
+BPFTOOL = $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+CC ?= gcc
+PKG_CONFIG ?= pkg-config
+
+# Debian packages: build, then tests
+DEPS_BUILD := clang-19 llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
+DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2
+DEPS_STAMP := $(BUILD)/.deps-stamp
+
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs
+CFLAGS ?= -O2 -g
+USER_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
+	-Iheaders -Iloader -I$(BUILD) $(shell $(PKG_CONFIG) --cflags libbpf) -MMD -MP
+LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
+
+BPF_SRCS := $(wildcard progs/*.bpf.c)
+BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
+# pure layers: no libbpf (the unit tests link these)
+CORE_SRCS := loader/encode.c loader/decode.c loader/records.c
+CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
+LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/main.o
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+
+.PHONY: all deps load unload test unit bats install clean vmlinux format help
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/lowtrace
+
+help:
+	@echo "make            build build/lowtrace (and build/lowtrace.bpf.o)"
+	@echo "make deps       install missing Debian packages (apt-get)"
+	@echo "make load       deps + build + lowtrace load"
+	@echo "make unload     lowtrace unload"
+	@echo "make test       deps + build + unit and bats tests (as root)"
+	@echo "make install    install the binary under PREFIX ($(PREFIX))"
+	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
+	@echo "make clean      remove build/"
+
+# ---- dependencies: one stamp, so a second run costs nothing ----
+deps: $(DEPS_STAMP)
+
+$(DEPS_STAMP): Makefile
+	@mkdir -p $(BUILD)
+	@pkgs="$(DEPS_BUILD) $(DEPS_TEST)"; \
+	if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then \
+		echo "not a Debian system: install these packages (or equivalents): $$pkgs"; \
+		exit 0; \
+	fi; \
+	missing=; for p in $$pkgs; do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+			|| { echo "make deps: apt-get install failed (are you root?)"; exit 1; }; \
+	fi
+	@touch $@
+
+# ---- BPF: each program separately, then linked into ONE object ----
+$(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h headers/lt_abi.h vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/lowtrace.bpf.o: $(BPF_OBJS)
+	$(BPFTOOL) gen object $@ $^
+
+$(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
+	$(BPFTOOL) gen skeleton $< name lowtrace > $@
+
+# ---- userspace ----
+$(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
+
+$(BUILD)/loader/%.o: loader/%.c
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BUILD)/lowtrace: $(LOADER_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS)
+
+$(BUILD)/tests/%.o: tests/unit/%.c
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) -Itests/unit -c $< -o $@
+
+# zero-allocation test: every malloc-family call goes through a counter
+$(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(CORE_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS)
+
+$(BUILD)/tests/test_abi: $(BUILD)/lowtrace.bpf.o
+
+# ---- user targets ----
+load: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/lowtrace load
+
+unload:
+	@test -x $(BUILD)/lowtrace || $(MAKE) --no-print-directory all
+	$(BUILD)/lowtrace unload
+
+test: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	tests/run
+
+install: $(BUILD)/lowtrace
+	install -D -m 0755 $< $(DESTDIR)$(PREFIX)/bin/lowtrace
+
+vmlinux:
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+
+format:
+	clang-format -i loader/*.c loader/*.h headers/*.h progs/*.c progs/*.h tests/unit/*.c
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d)

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The lowtrace record ABI, shared by the BPF programs and the loader.
+ *
+ * Rules: every record starts with struct lt_hdr; every struct is 8-byte
+ * aligned with explicit _pad fields and no implicit holes; sizes and key
+ * offsets are pinned with _Static_assert on both sides; a record carries its
+ * own size so older and newer producers and consumers interoperate.
+ */
+#ifndef LT_ABI_H
+#define LT_ABI_H
+
+#ifdef __bpf__
+/* vmlinux.h provides __u8 .. __u64 */
+#else
+#include <linux/types.h>
+#include <stddef.h>
+#endif
+
+#define LT_COMM_LEN 16
+#define LT_FILENAME_MAX 256
+#define LT_ARGS_MAX 1024
+
+/* Record types: stable numbers, never reused. */
+enum lt_type {
+	LT_TYPE_EXEC = 1,
+	LT_TYPE_EXIT = 2,
+	LT_TYPE_FORK = 3,
+	LT_TYPE_MAX,
+};
+
+/* Index of a probe in the per-CPU stats array. Stable, never reused. */
+enum lt_probe_id {
+	LT_PROBE_EXEC = 0,
+	LT_PROBE_EXIT = 1,
+	LT_PROBE_FORK = 2,
+	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
+};
+
+/* Common header: first in every record. */
+struct lt_hdr {
+	__u16 type; /* enum lt_type */
+	__u16 size; /* whole record as produced, header included */
+	__u32 cpu;
+	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u32 pid; /* thread group id */
+	__u32 tid;
+};
+
+/* lt_exec.flags */
+#define LT_EXEC_ARGS_TRUNC (1u << 0)
+#define LT_EXEC_FILENAME_TRUNC (1u << 1)
+
+struct lt_exec {
+	struct lt_hdr hdr;
+	__u32 ppid;
+	__u32 uid;
+	__u32 gid;
+	__u32 argc; /* true argc of the exec, may exceed what args holds */
+	__u64 cgroup_id;
+	__u16 filename_len; /* bytes in filename, without the NUL */
+	__u16 args_len; /* bytes in args: NUL-separated argv, cut at LT_ARGS_MAX */
+	__u8 flags; /* LT_EXEC_* */
+	__u8 _pad0[3];
+	char comm[LT_COMM_LEN];
+	char filename[LT_FILENAME_MAX];
+	char args[LT_ARGS_MAX];
+};
+
+struct lt_exit {
+	struct lt_hdr hdr;
+	__u32 ppid;
+	__u32 exit_code; /* status passed to exit(), 0..255 */
+	__u32 signal; /* killing signal, 0 if none */
+	__u8 core_dumped;
+	__u8 _pad0[3];
+	__u64 lifetime_ns;
+	char comm[LT_COMM_LEN];
+};
+
+/* A new process (thread group); new threads are not reported. */
+struct lt_fork {
+	struct lt_hdr hdr;
+	__u32 child_pid;
+	__u32 _pad0;
+	char comm[LT_COMM_LEN]; /* parent's */
+};
+
+/* Value of the per-CPU stats array, one slot per enum lt_probe_id. */
+struct lt_stat {
+	__u64 events; /* records written to the ring */
+	__u64 drops; /* records lost: bpf_ringbuf_reserve failed */
+};
+
+#define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)
+
+_Static_assert(sizeof(struct lt_hdr) == 24, "lt_hdr size");
+LT_ASSERT_OFF(struct lt_hdr, size, 2);
+LT_ASSERT_OFF(struct lt_hdr, ts_ns, 8);
+LT_ASSERT_OFF(struct lt_hdr, tid, 20);
+
+_Static_assert(sizeof(struct lt_exec) == 1352, "lt_exec size");
+LT_ASSERT_OFF(struct lt_exec, cgroup_id, 40);
+LT_ASSERT_OFF(struct lt_exec, flags, 52);
+LT_ASSERT_OFF(struct lt_exec, comm, 56);
+LT_ASSERT_OFF(struct lt_exec, filename, 72);
+LT_ASSERT_OFF(struct lt_exec, args, 328);
+
+_Static_assert(sizeof(struct lt_exit) == 64, "lt_exit size");
+LT_ASSERT_OFF(struct lt_exit, lifetime_ns, 40);
+LT_ASSERT_OFF(struct lt_exit, comm, 48);
+
+_Static_assert(sizeof(struct lt_fork) == 48, "lt_fork size");
+LT_ASSERT_OFF(struct lt_fork, child_pid, 24);
+LT_ASSERT_OFF(struct lt_fork, comm, 32);
+
+_Static_assert(sizeof(struct lt_stat) == 16, "lt_stat size");
+
+#endif /* LT_ABI_H */

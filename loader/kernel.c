@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The one place in the loader that talks to libbpf. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+#include <linux/magic.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel.h"
+#include "lowtrace.h"
+#include "lowtrace.skel.h"
+
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
+struct lt_suite {
+	struct lowtrace *skel;
+	struct bpf_link *links[LT_PROBE_SLOTS];
+};
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (!lt_verbose && level != LIBBPF_WARN)
+		return 0;
+	if (!lt_verbose)
+		return 0; /* warnings are summed up by our own one-line errors */
+	return vfprintf(stderr, fmt, ap);
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, int cap)
+{
+	return d[cap / 32].effective & (1u << (cap % 32));
+}
+
+/* Clear errors for what a load needs, before libbpf gives a cryptic one. */
+static int check_env(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = {};
+
+	if (syscall(SYS_capget, &h, d) == 0 && !has_cap(d, CAP_SYS_ADMIN) &&
+	    !(has_cap(d, 39 /* CAP_PERFMON */) && has_cap(d, 38 /* CAP_BPF */)))
+		return lt_error(LT_ENV, "permission denied: run as root (or with CAP_BPF, "
+					"CAP_PERFMON and CAP_SYS_ADMIN)");
+	if (access(VMLINUX_BTF, R_OK))
+		return lt_error(LT_ENV, "no kernel BTF: %s: %s (needs CONFIG_DEBUG_INFO_BTF=y)",
+				VMLINUX_BTF, strerror(errno));
+	return LT_OK;
+}
+
+/* bpffs is often not mounted at boot: mount it, or say why we cannot. */
+static int ensure_bpffs(void)
+{
+	struct statfs fs;
+
+	if (statfs(LT_PIN_ROOT, &fs) == 0 && fs.f_type == BPF_FS_MAGIC)
+		return LT_OK;
+	if (mount("bpf", LT_PIN_ROOT, "bpf", 0, "mode=0700"))
+		return lt_error(LT_ENV, "no bpffs: cannot mount bpf at %s: %s", LT_PIN_ROOT,
+				strerror(errno));
+	return LT_OK;
+}
+
+static int rm_tree_at(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	DIR *d;
+	struct dirent *e;
+	int err = 0;
+
+	if (fd < 0)
+		return unlinkat(dfd, name, 0) ? -errno : 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (rm_tree_at(dirfd(d), e->d_name))
+			err = -errno;
+	}
+	closedir(d);
+	if (unlinkat(dfd, name, AT_REMOVEDIR))
+		err = -errno;
+	return err;
+}
+
+static int pin_all(struct lt_suite *s, const char *dir)
+{
+	char path[PATH_MAX];
+	struct bpf_map *m;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	if (mkdir(dir, 0700) || mkdir(path, 0700))
+		return -errno;
+	snprintf(path, sizeof(path), "%s/links", dir);
+	if (mkdir(path, 0700))
+		return -errno;
+	bpf_object__for_each_map(m, s->skel->obj) {
+		const char *name = bpf_map__name(m);
+		const char *dot = strrchr(name, '.');
+
+		/* internal maps are named "<obj>.rodata": pin as "rodata" */
+		snprintf(path, sizeof(path), "%s/maps/%s", dir, dot ? dot + 1 : name);
+		err = bpf_map__pin(m, path);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		if (!s->links[lt_probes[i].id])
+			continue;
+		snprintf(path, sizeof(path), "%s/links/%s", dir, lt_probes[i].name);
+		err = bpf_link__pin(s->links[lt_probes[i].id], path);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int open_cgroup(const char *path, uint64_t *id)
+{
+	struct statfs fs;
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return lt_error(LT_USAGE, "--cgroup %s: %s", path, strerror(errno)), -1;
+	if (fstatfs(fd, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC || fstat(fd, &st)) {
+		close(fd);
+		return lt_error(LT_USAGE, "--cgroup %s: not a cgroup v2 directory", path), -1;
+	}
+	*id = st.st_ino; /* a cgroup v2 id is its kernfs inode number */
+	return fd;
+}
+
+int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
+{
+	char tmp[64];
+	struct lt_suite *s;
+	uint64_t cg_id = 0;
+	int cg_fd = -1, err, ret = LT_FAIL;
+	struct stat st;
+
+	err = check_env();
+	if (err)
+		return err;
+	if (o->pin) {
+		err = ensure_bpffs();
+		if (err)
+			return err;
+		if (stat(LT_PIN_DIR, &st) == 0) {
+			if (!o->replace)
+				return lt_error(LT_ALREADY_LOADED,
+						"already loaded (pinned at %s): run 'lowtrace "
+						"unload' first, or load --replace",
+						LT_PIN_DIR);
+			err = lt_unload();
+			if (err)
+				return err;
+		}
+	}
+	if (o->cgroup) {
+		cg_fd = open_cgroup(o->cgroup, &cg_id);
+		if (cg_fd < 0)
+			return LT_USAGE;
+	}
+	libbpf_set_print(libbpf_log);
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		ret = lt_error(LT_FAIL, "out of memory");
+		goto out_cg;
+	}
+	s->skel = lowtrace__open();
+	if (!s->skel) {
+		ret = lt_error(LT_FAIL, "cannot open the BPF object: %s", strerror(errno));
+		goto out;
+	}
+	s->skel->rodata->lt_cfg_tgid = o->pid;
+	s->skel->rodata->lt_cfg_cgroup_id = cg_id;
+	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		struct bpf_program *p =
+			bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].prog);
+
+		if (!p) {
+			ret = lt_error(LT_FAIL, "program %s missing from the object",
+				       lt_probes[i].prog);
+			goto out;
+		}
+		bpf_program__set_autoload(p, (o->probes >> i) & 1);
+	}
+	err = lowtrace__load(s->skel);
+	if (err) {
+		ret = lt_error(err == -EPERM ? LT_ENV : LT_FAIL,
+			       "cannot load the BPF programs: %s%s", strerror(-err),
+			       lt_verbose ? "" : " (rerun with -v for the verifier log)");
+		goto out;
+	}
+	if (cg_fd >= 0) {
+		__u32 key = 0, val = cg_fd;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_cgroup), &key, &val, 0)) {
+			ret = lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
+				       strerror(errno));
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		struct bpf_program *p;
+
+		if (!((o->probes >> i) & 1))
+			continue;
+		p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].prog);
+		s->links[lt_probes[i].id] = bpf_program__attach(p);
+		if (!s->links[lt_probes[i].id]) {
+			ret = lt_error(LT_FAIL, "cannot attach probe %s: %s", lt_probes[i].name,
+				       strerror(errno));
+			goto out;
+		}
+	}
+	if (o->pin) {
+		/* pin into a private directory, then rename: the suite appears whole or not
+		 * (bpffs rejects dots in names, hence no ".tmp") */
+		snprintf(tmp, sizeof(tmp), "%s/lowtrace-tmp-%d", LT_PIN_ROOT, (int)getpid());
+		err = pin_all(s, tmp);
+		if (!err && rename(tmp, LT_PIN_DIR))
+			err = -errno;
+		if (err) {
+			rm_tree_at(AT_FDCWD, tmp);
+			ret = lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED
+									    : LT_FAIL,
+				       "cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
+			goto out;
+		}
+	}
+	if (cg_fd >= 0)
+		close(cg_fd);
+	*out = s;
+	return LT_OK;
+out:
+	lt_suite_free(s);
+out_cg:
+	if (cg_fd >= 0)
+		close(cg_fd);
+	return ret;
+}
+
+void lt_suite_free(struct lt_suite *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < LT_PROBE_SLOTS; i++)
+		bpf_link__destroy(s->links[i]); /* a pinned link stays attached */
+	lowtrace__destroy(s->skel);
+	free(s);
+}
+
+int lt_unload(void)
+{
+	struct stat st;
+	int err;
+
+	if (stat(LT_PIN_DIR, &st))
+		return lt_error(errno == ENOENT ? LT_NOT_LOADED : LT_FAIL, "not loaded: %s: %s",
+				LT_PIN_DIR, strerror(errno));
+	/* links first so the programs stop before their maps go */
+	err = rm_tree_at(AT_FDCWD, LT_PIN_DIR "/links");
+	if (!err)
+		err = rm_tree_at(AT_FDCWD, LT_PIN_DIR);
+	if (err)
+		return lt_error(LT_FAIL, "cannot remove %s: %s", LT_PIN_DIR, strerror(-err));
+	return LT_OK;
+}
+
+void lt_suite_handles(struct lt_suite *s, struct lt_handles *h)
+{
+	h->ring_fd = bpf_map__fd(s->skel->maps.lt_events);
+	h->stats_fd = bpf_map__fd(s->skel->maps.lt_stats);
+	h->dir_fd = -1;
+}
+
+int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
+{
+	h->ring_fd = h->stats_fd = -1;
+	h->dir_fd = open(LT_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (h->dir_fd < 0) {
+		if (errno == EACCES || errno == EPERM)
+			return lt_error(LT_ENV, "permission denied: %s (run as root)", LT_PIN_DIR);
+		return lt_error(errno == ENOENT ? LT_NOT_LOADED : LT_FAIL,
+				"not loaded: %s: %s (run 'lowtrace load' first)", LT_PIN_DIR,
+				strerror(errno));
+	}
+	/* the ring has one consumer position: a second reader would split records */
+	if (lock_consumer && flock(h->dir_fd, LOCK_EX | LOCK_NB)) {
+		lt_close_handles(h);
+		return lt_error(LT_FAIL, "another 'lowtrace events' is reading the ring; "
+					 "only one consumer at a time");
+	}
+	h->ring_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_events");
+	h->stats_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_stats");
+	if (h->ring_fd < 0 || h->stats_fd < 0) {
+		int e = errno;
+
+		lt_close_handles(h);
+		return lt_error(e == EPERM ? LT_ENV : LT_FAIL, "cannot open the pinned maps: %s",
+				strerror(e));
+	}
+	return LT_OK;
+}
+
+void lt_close_handles(struct lt_handles *h)
+{
+	if (h->dir_fd < 0)
+		return; /* in-process: the suite owns the fds */
+	if (h->ring_fd >= 0)
+		close(h->ring_fd);
+	if (h->stats_fd >= 0)
+		close(h->stats_fd);
+	close(h->dir_fd);
+	h->ring_fd = h->stats_fd = h->dir_fd = -1;
+}
+
+bool lt_pinned_gone(const struct lt_handles *h)
+{
+	struct stat st;
+
+	return h->dir_fd >= 0 && (fstat(h->dir_fd, &st) || st.st_nlink == 0);
+}
+
+int lt_stats_open(struct lt_stats_reader *r, int fd)
+{
+	r->fd = fd;
+	r->ncpu = libbpf_num_possible_cpus();
+	if (r->ncpu <= 0)
+		return lt_error(LT_FAIL, "cannot count possible CPUs");
+	/* lt_stat is 16 bytes: already the 8-byte per-CPU stride the kernel uses */
+	r->percpu = calloc(r->ncpu, sizeof(struct lt_stat));
+	return r->percpu ? LT_OK : lt_error(LT_FAIL, "out of memory");
+}
+
+int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_stat *sum)
+{
+	__u32 key = p->id;
+
+	sum->events = sum->drops = 0;
+	if (bpf_map_lookup_elem(r->fd, &key, r->percpu))
+		return -errno;
+	for (int c = 0; c < r->ncpu; c++) {
+		sum->events += r->percpu[c].events;
+		sum->drops += r->percpu[c].drops;
+	}
+	return 0;
+}
+
+void lt_stats_close(struct lt_stats_reader *r)
+{
+	free(r->percpu);
+	r->percpu = NULL;
+}
+
+struct lt_ring {
+	struct ring_buffer *rb;
+	lt_sample_fn cb;
+	void *ctx;
+};
+
+static int ring_sample(void *ctx, void *data, size_t size)
+{
+	struct lt_ring *r = ctx;
+
+	return r->cb(r->ctx, data, size);
+}
+
+struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx)
+{
+	struct lt_ring *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->cb = cb;
+	r->ctx = ctx;
+	r->rb = ring_buffer__new(fd, ring_sample, r, NULL);
+	if (!r->rb) {
+		lt_error(LT_FAIL, "cannot map the ring buffer: %s", strerror(errno));
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+int lt_ring_poll(struct lt_ring *r, int timeout_ms)
+{
+	return ring_buffer__poll(r->rb, timeout_ms);
+}
+
+void lt_ring_free(struct lt_ring *r)
+{
+	if (!r)
+		return;
+	ring_buffer__free(r->rb);
+	free(r);
+}
+
+/* The hook as the kernel reports it: link type, refined by the program type. */
+static const char *hook_name(const struct bpf_link_info *li)
+{
+	struct bpf_prog_info pi = {};
+	__u32 len = sizeof(pi);
+	int fd;
+
+	switch (li->type) {
+	case BPF_LINK_TYPE_TRACING:
+		switch (li->tracing.attach_type) {
+		case BPF_TRACE_RAW_TP:
+			return "tp_btf";
+		case BPF_TRACE_FENTRY:
+			return "fentry";
+		case BPF_TRACE_FEXIT:
+			return "fexit";
+		default:
+			return "tracing";
+		}
+	case BPF_LINK_TYPE_RAW_TRACEPOINT:
+		/* newer kernels give tp_btf (a tracing program) a raw_tracepoint link */
+		fd = bpf_prog_get_fd_by_id(li->prog_id);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0 &&
+		    pi.type == BPF_PROG_TYPE_TRACING) {
+			close(fd);
+			return "tp_btf";
+		}
+		if (fd >= 0)
+			close(fd);
+		return "raw_tp";
+	case BPF_LINK_TYPE_PERF_EVENT:
+		return "perf_event";
+	default:
+		return "other";
+	}
+}
+
+int lt_read_status(struct lt_status *st)
+{
+	struct lowtrace__rodata cfg;
+	struct bpf_map_info mi = {};
+	struct lt_stats_reader sr = {};
+	struct lt_handles h;
+	__u32 len = sizeof(mi), key = 0;
+	char path[PATH_MAX];
+	int err, fd;
+
+	memset(st, 0, sizeof(*st));
+	err = lt_open_pinned(&h, false);
+	if (err)
+		return err;
+	if (bpf_obj_get_info_by_fd(h.ring_fd, &mi, &len) == 0)
+		st->ringbuf_size = mi.max_entries;
+	fd = bpf_obj_get(LT_PIN_DIR "/maps/rodata");
+	if (fd >= 0 && bpf_map_lookup_elem(fd, &key, &cfg) == 0) {
+		st->filter_pid = cfg.lt_cfg_tgid;
+		st->filter_cgroup_id = cfg.lt_cfg_cgroup_id;
+	}
+	if (fd >= 0)
+		close(fd);
+	err = lt_stats_open(&sr, h.stats_fd);
+	for (size_t i = 0; !err && i < lt_nprobes; i++) {
+		struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
+		struct bpf_link_info li = {};
+
+		len = sizeof(li);
+		snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_probes[i].name);
+		fd = bpf_obj_get(path);
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
+			ps->loaded = true;
+			ps->hook = hook_name(&li);
+			ps->prog_id = li.prog_id;
+		}
+		close(fd);
+		if (lt_stats_read(&sr, &lt_probes[i], &ps->stat))
+			err = lt_error(LT_FAIL, "cannot read counters: %s", strerror(errno));
+	}
+	lt_stats_close(&sr);
+	lt_close_handles(&h);
+	return err;
+}

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The only layer that talks to libbpf and the bpf() syscall: loading,
+ * attaching, pinning, unloading, reading the ring and the counters.
+ * Functions returning int return an enum lt_exit_code and have already
+ * printed the one-line error.
+ */
+#ifndef LT_KERNEL_H
+#define LT_KERNEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lt_abi.h"
+#include "records.h"
+
+struct lt_load_opts {
+	uint64_t probes; /* bit i: lt_probes[i] */
+	uint32_t pid; /* 0: any */
+	const char *cgroup; /* cgroup v2 path, NULL: any */
+	uint32_t ringbuf_size;
+	bool pin; /* pin under LT_PIN_DIR (load) or keep in-process (run) */
+	bool replace; /* unload a pinned suite first */
+};
+
+struct lt_suite; /* a loaded suite, pinned or in-process */
+
+int lt_load(const struct lt_load_opts *o, struct lt_suite **out);
+void lt_suite_free(struct lt_suite *s); /* detaches what is not pinned */
+int lt_unload(void);
+
+/* The fds a consumer needs, from an in-process suite or from the pins. */
+struct lt_handles {
+	int ring_fd;
+	int stats_fd;
+	int dir_fd; /* pin directory (locked by the consumer), -1 in-process */
+};
+void lt_suite_handles(struct lt_suite *s, struct lt_handles *h);
+int lt_open_pinned(struct lt_handles *h, bool lock_consumer);
+void lt_close_handles(struct lt_handles *h);
+bool lt_pinned_gone(const struct lt_handles *h);
+
+/* Per-probe counters summed over CPUs; the per-CPU buffer is allocated once. */
+struct lt_stats_reader {
+	int fd;
+	int ncpu;
+	struct lt_stat *percpu;
+};
+int lt_stats_open(struct lt_stats_reader *r, int fd);
+int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_stat *sum);
+void lt_stats_close(struct lt_stats_reader *r);
+
+/* Ring consumer: `cb` returns 0 to go on, < 0 to stop after this record. */
+typedef int (*lt_sample_fn)(void *ctx, void *data, size_t size);
+struct lt_ring;
+struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx);
+int lt_ring_poll(struct lt_ring *r, int timeout_ms); /* records handled, or -errno */
+void lt_ring_free(struct lt_ring *r);
+
+/* What `status` shows, read from the pins and the kernel. */
+struct lt_probe_status {
+	bool loaded;
+	const char *hook;
+	uint32_t prog_id;
+	struct lt_stat stat;
+};
+struct lt_status {
+	uint32_t ringbuf_size;
+	uint32_t filter_pid;
+	uint64_t filter_cgroup_id;
+	struct lt_probe_status probe[LT_PROBE_SLOTS];
+};
+int lt_read_status(struct lt_status *st);
+
+#endif

@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* lowtrace: the command line. Loading and ring access live in kernel.c. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "encode.h"
+#include "kernel.h"
+#include "lowtrace.h"
+#include "records.h"
+
+#define DEFAULT_RINGBUF (1u << 20)
+#define OUT_BUF_SIZE (256 * 1024)
+#define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
+
+int lt_verbose;
+static volatile sig_atomic_t stop_signal;
+
+int lt_error(int code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "lowtrace: %s\n", msg);
+	return code;
+}
+
+static const char main_help[] =
+	"NAME\n"
+	"    lowtrace - low-overhead eBPF tracing of processes, with pinned probes\n"
+	"\n"
+	"SYNOPSIS\n"
+	"    lowtrace [-v] COMMAND [OPTIONS]\n"
+	"    lowtrace COMMAND -h\n"
+	"\n"
+	"COMMANDS\n"
+	"    load      load, attach and pin the probes under " LT_PIN_DIR "\n"
+	"    unload    detach and remove every program, link, map and pin of the suite\n"
+	"    status    show loaded probes, their hooks, event and drop counters\n"
+	"    events    stream records from the pinned ring buffer\n"
+	"    run       load without pinning, stream records, clean up on Ctrl-C\n"
+	"\n"
+	"OPTIONS\n"
+	"    -v, --verbose   show libbpf's messages, including the verifier log\n"
+	"    -h, --help      this text\n"
+	"\n"
+	"EXIT STATUS\n"
+	"    0  success\n"
+	"    1  runtime failure (verifier, attach, I/O)\n"
+	"    2  usage error (unknown command, option, probe or value)\n"
+	"    3  not loaded (unload, status, events without a pinned suite)\n"
+	"    4  already loaded (load while a suite is pinned, without --replace)\n"
+	"    5  environment: no privileges, no kernel BTF, no bpffs\n"
+	"\n"
+	"Every error is one line on stderr starting with \"lowtrace: \".\n";
+
+static const char load_opts_help[] =
+	"    --probes LIST        comma-separated probes to attach (default: all default probes)\n"
+	"    --pid PID            only record processes of this thread group (kernel-side)\n"
+	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
+	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
+	"                         (default 1M)\n";
+
+static const char events_opts_help[] =
+	"    --json               one JSON object per line (default)\n"
+	"    --text               one key=value line per record; non-printable bytes as \\xNN\n"
+	"    --type LIST          only these record types (exec,exit,fork)\n"
+	"    --count N            stop after N records\n"
+	"    --duration SECS      stop after SECS seconds\n";
+
+static void print_probes(FILE *f)
+{
+	fprintf(f, "PROBES\n");
+	for (size_t i = 0; i < lt_nprobes; i++)
+		fprintf(f, "    %-8s %s%s\n", lt_probes[i].name, lt_probes[i].about,
+			lt_probes[i].dflt ? "" : " [opt-in]");
+}
+
+static void help_load(void)
+{
+	printf("NAME\n    lowtrace load - load, attach and pin the probe suite\n\n"
+	       "SYNOPSIS\n    lowtrace load [--probes LIST] [--pid PID] [--cgroup PATH]"
+	       " [--ringbuf-size BYTES] [--replace]\n\n"
+	       "DESCRIPTION\n"
+	       "    Opens and loads the whole suite as one BPF object (one kernel BTF parse),\n"
+	       "    attaches the chosen probes and pins links and maps under\n"
+	       "    " LT_PIN_DIR " (directory mode 0700, pins 0600), so they outlive this\n"
+	       "    command. Mounts bpffs at " LT_PIN_ROOT " if it is not mounted.\n"
+	       "    Records outside --pid/--cgroup are never written to the ring.\n\n"
+	       "OPTIONS\n%s"
+	       "    --replace            unload a pinned suite first instead of failing\n\n",
+	       load_opts_help);
+	print_probes(stdout);
+	printf("\nEXIT STATUS\n    0 loaded; 2 usage; 4 already loaded; 5 no privileges, BTF or bpffs;"
+	       " 1 other failure.\n    A failed load leaves nothing loaded or pinned.\n");
+}
+
+static void help_unload(void)
+{
+	printf("NAME\n    lowtrace unload - remove the pinned suite\n\n"
+	       "SYNOPSIS\n    lowtrace unload\n\n"
+	       "DESCRIPTION\n"
+	       "    Removes every link and map pin under " LT_PIN_DIR " and the directory.\n"
+	       "    The kernel frees the programs and maps once no process holds them; a\n"
+	       "    running 'lowtrace events' notices and exits.\n\n"
+	       "EXIT STATUS\n    0 unloaded; 3 not loaded; 1 failure.\n");
+}
+
+static void help_status(void)
+{
+	printf("NAME\n    lowtrace status - show what is loaded\n\n"
+	       "SYNOPSIS\n    lowtrace status [--json]\n\n"
+	       "DESCRIPTION\n"
+	       "    For each probe: whether it is attached, the hook the kernel reports for\n"
+	       "    its link (tp_btf, raw_tp, fentry, ...), its program id, and the records\n"
+	       "    written and dropped (ring full) since load. Also the ring size and filters.\n\n"
+	       "OPTIONS\n    --json               one JSON object\n\n"
+	       "EXIT STATUS\n    0 loaded; 3 not loaded; 1 failure.\n");
+}
+
+static void help_events(void)
+{
+	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
+	       "SYNOPSIS\n    lowtrace events [--json|--text] [--type LIST] [--pid PID]"
+	       " [--count N] [--duration SECS]\n\n"
+	       "DESCRIPTION\n"
+	       "    Reads the ring of a suite pinned by 'lowtrace load' until Ctrl-C, --count\n"
+	       "    or --duration. The ring has one consumer position, so a second 'events'\n"
+	       "    fails instead of splitting records. When the kernel drops records (ring\n"
+	       "    full), a line on stderr says how many, per probe.\n"
+	       "    JSON fields: type ts_ns cpu pid tid; exec: ppid uid gid cgroup_id comm\n"
+	       "    filename filename_truncated argc args args_truncated; exit: ppid comm\n"
+	       "    exit_code signal core_dumped lifetime_ns; fork: comm child_pid.\n"
+	       "    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
+	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
+	       "OPTIONS\n%s"
+	       "    --pid PID            only records of this thread group (here, not in the kernel)\n\n"
+	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 1 failure (e.g. another consumer).\n",
+	       events_opts_help);
+}
+
+static void help_run(void)
+{
+	printf("NAME\n    lowtrace run - load, stream, and clean up\n\n"
+	       "SYNOPSIS\n    lowtrace run [load options] [events options]\n\n"
+	       "DESCRIPTION\n"
+	       "    Loads the suite in this process without pinning, streams its records like\n"
+	       "    'events', and detaches everything on Ctrl-C, SIGTERM, --count or --duration.\n"
+	       "    Independent of a pinned suite.\n\n"
+	       "OPTIONS\n%s%s\n",
+	       load_opts_help, events_opts_help);
+	print_probes(stdout);
+}
+
+/* Strict unsigned parse with optional K/M/G suffix (when `suffix`). */
+static int parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!*s || *s == '-' || *s == '+')
+		goto bad;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		goto bad;
+	if (suffix && *end && !end[1]) {
+		unsigned int shift = *end == 'K' || *end == 'k'	  ? 10
+				     : *end == 'M' || *end == 'm' ? 20
+				     : *end == 'G' || *end == 'g' ? 30
+								  : 0;
+		if (!shift || v > (~0ull >> shift))
+			goto bad;
+		v <<= shift;
+		end++;
+	}
+	if (*end || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return lt_error(LT_USAGE, "%s: invalid value '%s'", opt, s);
+}
+
+static int parse_probes(const char *s, uint64_t *mask, bool by_type)
+{
+	*mask = 0;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		const struct lt_probe *p = lt_probe_by_name(s, n);
+
+		if (!p) {
+			char known[256] = "";
+
+			for (size_t i = 0; i < lt_nprobes; i++) {
+				strcat(known, i ? ", " : "");
+				strcat(known, lt_probes[i].name);
+			}
+			return lt_error(LT_USAGE, "unknown %s '%.*s' (known: %s)",
+					by_type ? "type" : "probe", (int)n, s, known);
+		}
+		*mask |= by_type ? 1ull << p->type : 1ull << (p - lt_probes);
+		s += n;
+		if (*s == ',' && *++s == 0)
+			break;
+	}
+	if (!*mask)
+		return lt_error(LT_USAGE, "empty %s list", by_type ? "type" : "probe");
+	return 0;
+}
+
+enum {
+	OPT_PROBES = 256,
+	OPT_PID,
+	OPT_CGROUP,
+	OPT_RINGBUF,
+	OPT_REPLACE,
+	OPT_JSON,
+	OPT_TEXT,
+	OPT_TYPE,
+	OPT_COUNT,
+	OPT_DURATION,
+};
+
+struct cli {
+	struct lt_load_opts load;
+	bool text;
+	uint64_t types; /* bit per record type, 0: all */
+	uint64_t count;
+	uint64_t duration_s;
+	bool json_status;
+};
+
+/* Parse the options of one subcommand; `allowed` lists the OPT_* it takes. */
+static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(void), struct cli *c)
+{
+	static const struct option all[] = {
+		{ "probes", required_argument, 0, OPT_PROBES },
+		{ "pid", required_argument, 0, OPT_PID },
+		{ "cgroup", required_argument, 0, OPT_CGROUP },
+		{ "ringbuf-size", required_argument, 0, OPT_RINGBUF },
+		{ "replace", no_argument, 0, OPT_REPLACE },
+		{ "json", no_argument, 0, OPT_JSON },
+		{ "text", no_argument, 0, OPT_TEXT },
+		{ "type", required_argument, 0, OPT_TYPE },
+		{ "count", required_argument, 0, OPT_COUNT },
+		{ "duration", required_argument, 0, OPT_DURATION },
+		{ "help", no_argument, 0, 'h' },
+		{ 0, 0, 0, 0 },
+	};
+	uint64_t v;
+	int o, err;
+
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, ":h", all, NULL)) != -1) {
+		bool ok = false;
+
+		if (o == 'h') {
+			help();
+			exit(LT_OK);
+		}
+		if (o == '?')
+			return lt_error(LT_USAGE, "%s: unknown option '%s' (see '%s -h')", argv[0],
+					argv[optind - 1], argv[0]);
+		if (o == ':')
+			return lt_error(LT_USAGE, "%s: option '%s' needs a value", argv[0],
+					argv[optind - 1]);
+		for (const int *a = allowed; *a; a++)
+			ok |= *a == o;
+		if (!ok)
+			return lt_error(LT_USAGE, "%s: option '%s' does not apply here (see '%s -h')",
+					argv[0], argv[optind - 1], argv[0]);
+		switch (o) {
+		case OPT_PROBES:
+			err = parse_probes(optarg, &c->load.probes, false);
+			break;
+		case OPT_TYPE:
+			err = parse_probes(optarg, &c->types, true);
+			break;
+		case OPT_PID:
+			err = parse_u64("--pid", optarg, false, 0x3fffffff, &v);
+			if (!err && !v)
+				err = lt_error(LT_USAGE, "--pid: invalid value '0'");
+			c->load.pid = v;
+			break;
+		case OPT_CGROUP:
+			c->load.cgroup = optarg;
+			err = 0;
+			break;
+		case OPT_RINGBUF:
+			err = parse_u64("--ringbuf-size", optarg, true, 1u << 30, &v);
+			if (!err && (v < 4096 || (v & (v - 1))))
+				err = lt_error(LT_USAGE,
+					       "--ringbuf-size: %s is not a power of two between "
+					       "4096 and 1G",
+					       optarg);
+			c->load.ringbuf_size = v;
+			break;
+		case OPT_REPLACE:
+			c->load.replace = true;
+			err = 0;
+			break;
+		case OPT_JSON:
+			c->text = false;
+			c->json_status = true;
+			err = 0;
+			break;
+		case OPT_TEXT:
+			c->text = true;
+			err = 0;
+			break;
+		case OPT_COUNT:
+			err = parse_u64("--count", optarg, false, ~0ull, &c->count);
+			break;
+		case OPT_DURATION:
+			err = parse_u64("--duration", optarg, false, 86400 * 365, &c->duration_s);
+			break;
+		default:
+			err = LT_USAGE;
+		}
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see '%s -h')", argv[0],
+				argv[optind], argv[0]);
+	return LT_OK;
+}
+
+static uint64_t default_probes(void)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].dflt)
+			m |= 1ull << i;
+	return m;
+}
+
+/* ---- status ---- */
+
+static void print_status_text(const struct lt_status *st)
+{
+	printf("loaded: pinned at %s\n", LT_PIN_DIR);
+	printf("ring buffer: %u bytes\n", st->ringbuf_size);
+	printf("filters: pid=");
+	if (st->filter_pid)
+		printf("%u", st->filter_pid);
+	else
+		printf("any");
+	printf(" cgroup_id=");
+	if (st->filter_cgroup_id)
+		printf("%llu\n", (unsigned long long)st->filter_cgroup_id);
+	else
+		printf("any\n");
+	printf("%-8s %-8s %-8s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
+
+		if (!ps->loaded) {
+			printf("%-8s %-8s\n", lt_probes[i].name, "-");
+			continue;
+		}
+		printf("%-8s %-8s %-8u %12llu %12llu\n", lt_probes[i].name, ps->hook,
+		       ps->prog_id, (unsigned long long)ps->stat.events,
+		       (unsigned long long)ps->stat.drops);
+	}
+}
+
+static void print_status_json(const struct lt_status *st)
+{
+	printf("{\"loaded\":true,\"pin_dir\":\"%s\",\"ringbuf_size\":%u,\"filter_pid\":%u,"
+	       "\"filter_cgroup_id\":%llu,\"probes\":[",
+	       LT_PIN_DIR, st->ringbuf_size, st->filter_pid,
+	       (unsigned long long)st->filter_cgroup_id);
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
+
+		printf("%s{\"name\":\"%s\",\"loaded\":%s", i ? "," : "", lt_probes[i].name,
+		       ps->loaded ? "true" : "false");
+		if (ps->loaded)
+			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu",
+			       ps->hook, ps->prog_id, (unsigned long long)ps->stat.events,
+			       (unsigned long long)ps->stat.drops);
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+static int cmd_status(int argc, char **argv)
+{
+	static const int allowed[] = { OPT_JSON, 0 };
+	struct lt_status st;
+	struct cli c = {};
+	int err = parse_opts(argc, argv, allowed, help_status, &c);
+
+	if (err)
+		return err;
+	err = lt_read_status(&st);
+	if (err)
+		return err;
+	if (c.json_status)
+		print_status_json(&st);
+	else
+		print_status_text(&st);
+	return LT_OK;
+}
+
+/* ---- load / unload ---- */
+
+static const int load_allowed[] = { OPT_PROBES, OPT_PID, OPT_CGROUP, OPT_RINGBUF, OPT_REPLACE, 0 };
+
+static void cli_defaults(struct cli *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->load.probes = default_probes();
+	c->load.ringbuf_size = DEFAULT_RINGBUF;
+}
+
+static int cmd_load(int argc, char **argv)
+{
+	struct lt_suite *s;
+	struct lt_status st;
+	struct cli c;
+	int err;
+
+	cli_defaults(&c);
+	err = parse_opts(argc, argv, load_allowed, help_load, &c);
+	if (err)
+		return err;
+	c.load.pin = true;
+	err = lt_load(&c.load, &s);
+	if (err)
+		return err;
+	lt_suite_free(s); /* the pins keep it loaded */
+	/* the summary is read back from the pins: it shows what the kernel has */
+	err = lt_read_status(&st);
+	if (!err)
+		print_status_text(&st);
+	return err;
+}
+
+static int cmd_unload(int argc, char **argv)
+{
+	static const int allowed[] = { 0 };
+	struct cli c = {};
+	int err = parse_opts(argc, argv, allowed, help_unload, &c);
+
+	if (err)
+		return err;
+	err = lt_unload();
+	if (!err)
+		printf("unloaded: removed %s\n", LT_PIN_DIR);
+	return err;
+}
+
+/* ---- events / run ---- */
+
+struct stream {
+	struct lt_buf out;
+	bool text;
+	bool write_failed;
+	uint64_t types;
+	uint32_t pid;
+	uint64_t count;
+	uint64_t emitted;
+	struct lt_rec rec;
+	struct lt_decode_stats ds;
+};
+
+/* One write() per drained batch; a closed reader (EPIPE) ends the stream quietly. */
+static void flush_out(struct stream *s)
+{
+	size_t off = 0;
+
+	while (off < s->out.len && !s->write_failed) {
+		ssize_t n = write(STDOUT_FILENO, s->out.p + off, s->out.len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (errno != EPIPE)
+				lt_error(LT_FAIL, "write: %s", strerror(errno));
+			s->write_failed = true;
+			break;
+		}
+		off += n;
+	}
+	s->out.len = 0;
+}
+
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct stream *s = ctx;
+	const struct lt_probe *p = lt_decode(data, size, &s->rec, &s->ds);
+
+	if (!p || (s->types && !((s->types >> p->type) & 1)) ||
+	    (s->pid && s->rec.hdr.pid != s->pid))
+		return 0;
+	if (s->out.cap - s->out.len < LT_ENC_MAX)
+		flush_out(s);
+	if (s->text)
+		lt_encode_text(&s->out, p, &s->rec);
+	else
+		lt_encode_json(&s->out, p, &s->rec);
+	if (s->write_failed || (s->count && ++s->emitted >= s->count))
+		return STOP_SAMPLE;
+	return 0;
+}
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
+}
+
+/* Report drops that grew since the last look: nothing is lost silently. */
+static void report_drops(struct lt_stats_reader *sr, uint64_t *last)
+{
+	char msg[256];
+	size_t len = 0;
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		struct lt_stat st;
+		uint64_t *l = &last[lt_probes[i].id];
+
+		if (lt_stats_read(sr, &lt_probes[i], &st) || st.drops <= *l)
+			continue;
+		total += st.drops - *l;
+		len += snprintf(msg + len, sizeof(msg) - len, " %s=+%llu", lt_probes[i].name,
+				(unsigned long long)(st.drops - *l));
+		if (len >= sizeof(msg))
+			len = sizeof(msg) - 1;
+		*l = st.drops;
+	}
+	if (total)
+		fprintf(stderr, "lowtrace: kernel dropped %llu records (ring full):%s\n",
+			(unsigned long long)total, msg);
+}
+
+static int stream(const struct lt_handles *h, const struct cli *c)
+{
+	static char outbuf[OUT_BUF_SIZE];
+	static struct stream s;
+	struct lt_stats_reader sr;
+	uint64_t last_drops[LT_PROBE_SLOTS] = {}, start = now_ms(), last_check = start;
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct lt_ring *ring;
+	int err = LT_OK, n;
+
+	s.out.p = outbuf;
+	s.out.cap = sizeof(outbuf);
+	s.text = c->text;
+	s.types = c->types;
+	s.pid = c->load.pid;
+	s.count = c->count;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	err = lt_stats_open(&sr, h->stats_fd);
+	if (err)
+		return err;
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		struct lt_stat st;
+
+		if (!lt_stats_read(&sr, &lt_probes[i], &st))
+			last_drops[lt_probes[i].id] = st.drops;
+	}
+	ring = lt_ring_open(h->ring_fd, on_sample, &s);
+	if (!ring) {
+		lt_stats_close(&sr);
+		return LT_FAIL;
+	}
+	while (!stop_signal) {
+		uint64_t t;
+		int timeout = 1000;
+
+		if (c->duration_s) {
+			uint64_t end = start + c->duration_s * 1000;
+
+			t = now_ms();
+			if (t >= end)
+				break;
+			if (end - t < (uint64_t)timeout)
+				timeout = end - t;
+		}
+		n = lt_ring_poll(ring, timeout);
+		flush_out(&s);
+		if (n == STOP_SAMPLE || s.write_failed)
+			break;
+		if (n < 0 && n != -EINTR) {
+			err = lt_error(LT_FAIL, "reading the ring: %s", strerror(-n));
+			break;
+		}
+		t = now_ms();
+		if (t - last_check >= 1000) {
+			last_check = t;
+			report_drops(&sr, last_drops);
+			if (lt_pinned_gone(h)) {
+				lt_error(LT_OK, "the suite was unloaded; stopping");
+				break;
+			}
+		}
+	}
+	flush_out(&s);
+	report_drops(&sr, last_drops);
+	if (s.ds.rejected || s.ds.unknown)
+		fprintf(stderr, "lowtrace: %llu malformed and %llu unknown records skipped\n",
+			(unsigned long long)s.ds.rejected, (unsigned long long)s.ds.unknown);
+	lt_ring_free(ring);
+	lt_stats_close(&sr);
+	return err;
+}
+
+static const int events_allowed[] = { OPT_JSON,	 OPT_TEXT,     OPT_TYPE, OPT_PID,
+				      OPT_COUNT, OPT_DURATION, 0 };
+
+static int cmd_events(int argc, char **argv)
+{
+	struct lt_handles h;
+	struct cli c;
+	int err;
+
+	cli_defaults(&c);
+	err = parse_opts(argc, argv, events_allowed, help_events, &c);
+	if (err)
+		return err;
+	err = lt_open_pinned(&h, true);
+	if (err)
+		return err;
+	err = stream(&h, &c);
+	lt_close_handles(&h);
+	return err;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	static const int allowed[] = { OPT_PROBES, OPT_PID,   OPT_CGROUP, OPT_RINGBUF,  OPT_JSON,
+				       OPT_TEXT,   OPT_TYPE,  OPT_COUNT,  OPT_DURATION, 0 };
+	struct lt_handles h;
+	struct lt_suite *s;
+	struct cli c;
+	int err;
+
+	cli_defaults(&c);
+	err = parse_opts(argc, argv, allowed, help_run, &c);
+	if (err)
+		return err;
+	err = lt_load(&c.load, &s);
+	if (err)
+		return err;
+	lt_suite_handles(s, &h);
+	err = stream(&h, &c);
+	lt_suite_free(s);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "load", cmd_load },	  { "unload", cmd_unload }, { "status", cmd_status },
+		{ "events", cmd_events }, { "run", cmd_run },
+	};
+	int i = 1;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) {
+			lt_verbose = 1;
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(main_help, stdout);
+			return LT_OK;
+		} else {
+			return lt_error(LT_USAGE, "unknown option '%s' (see 'lowtrace -h')",
+					argv[i]);
+		}
+	}
+	if (i >= argc)
+		return lt_error(LT_USAGE, "missing command (see 'lowtrace -h')");
+	for (size_t k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++)
+		if (!strcmp(argv[i], cmds[k].name))
+			return cmds[k].fn(argc - i, argv + i);
+	if (!strcmp(argv[i], "help")) {
+		fputs(main_help, stdout);
+		return LT_OK;
+	}
+	return lt_error(LT_USAGE, "unknown command '%s' (see 'lowtrace -h')", argv[i]);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The probe table, and decoding/encoding of the records the probes write. */
+#ifndef LT_RECORDS_H
+#define LT_RECORDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lt_abi.h"
+#include "encode.h"
+
+/* Largest record this loader knows; a decoded record always fits. */
+#define LT_RECORD_MAX 2048
+
+/* One decoded record: raw bytes, aligned for any record struct. */
+struct lt_rec {
+	union {
+		struct lt_hdr hdr;
+		__u64 _align;
+		unsigned char raw[LT_RECORD_MAX];
+	};
+};
+
+typedef void (*lt_enc_fn)(struct lt_buf *b, const struct lt_rec *r);
+
+/* One row per probe: everything the loader needs to know about it. */
+struct lt_probe {
+	const char *name; /* CLI name, also the link pin name */
+	const char *prog; /* BPF program name in the object */
+	enum lt_probe_id id; /* slot in lt_stats */
+	enum lt_type type; /* record type it writes */
+	__u16 rec_size; /* sizeof its record */
+	bool dflt; /* attached by `load` without --probes */
+	lt_enc_fn json; /* appends the record's own JSON fields */
+	lt_enc_fn text; /* appends the record's own text fields */
+	const char *about; /* one line for -h */
+};
+
+extern const struct lt_probe lt_probes[];
+extern const size_t lt_nprobes;
+
+const struct lt_probe *lt_probe_by_name(const char *name, size_t len);
+const struct lt_probe *lt_probe_by_type(unsigned int type);
+
+/* Decoder counters: nothing is rejected silently. */
+struct lt_decode_stats {
+	uint64_t fast; /* size matched: one memcpy */
+	uint64_t older; /* smaller producer record: zero-filled */
+	uint64_t newer; /* larger producer record: tail skipped */
+	uint64_t rejected; /* below header size, past the buffer */
+	uint64_t unknown; /* type this loader does not know */
+};
+
+/*
+ * Decode one ring sample of `avail` bytes into `out`.
+ * Returns the probe of the record, or NULL when it was rejected or unknown
+ * (and counted in `st`).
+ */
+const struct lt_probe *lt_decode(const void *data, size_t avail, struct lt_rec *out,
+				 struct lt_decode_stats *st);
+
+/* Encode one decoded record as one JSON line / one text line. */
+void lt_encode_json(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r);
+void lt_encode_text(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r);
+
+#endif

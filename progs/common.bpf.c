@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The one definition of what lt_common.bpf.h declares. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "lt_abi.h"
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} lt_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LT_PROBE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct lt_stat);
+} lt_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lt_cgroup SEC(".maps");
+
+const volatile __u32 lt_cfg_tgid = 0;
+const volatile __u64 lt_cfg_cgroup_id = 0;
+
+/*
+ * The loader decodes these records; naming them here keeps their layout in
+ * the object's BTF for the ABI test, at the cost of 8 bytes of .rodata each.
+ */
+const struct lt_exec *const lt_btf_exec = 0;
+const struct lt_exit *const lt_btf_exit = 0;
+const struct lt_fork *const lt_btf_fork = 0;
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

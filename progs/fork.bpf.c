@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* fork: one record per new process; clone(CLONE_THREAD) is not a new process. */
+#include "lt_common.bpf.h"
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct lt_fork *r;
+	__u32 child_pid = BPF_CORE_READ(child, tgid);
+
+	if (child_pid != BPF_CORE_READ(child, pid))
+		return 0;
+	if (lt_skip_current())
+		return 0;
+	r = lt_reserve(LT_PROBE_FORK, sizeof(*r));
+	if (!r)
+		return 0;
+	lt_hdr_fill(&r->hdr, LT_TYPE_FORK, sizeof(*r));
+	r->child_pid = child_pid;
+	r->_pad0 = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	lt_submit(LT_PROBE_FORK, r);
+	return 0;
+}

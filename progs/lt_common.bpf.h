@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What every probe shares: the ring, the stats, the load-time filters. */
+#ifndef LT_COMMON_BPF_H
+#define LT_COMMON_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "lt_abi.h"
+
+/*
+ * Defined once in common.bpf.c; the other objects refer to them and
+ * `bpftool gen object` resolves the references into one map each.
+ */
+extern struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} lt_events SEC(".maps");
+
+extern struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LT_PROBE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct lt_stat);
+} lt_stats SEC(".maps");
+
+extern struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lt_cgroup SEC(".maps");
+
+/* Set by the loader before load; read-only afterwards. */
+extern const volatile __u32 lt_cfg_tgid; /* 0: any process */
+extern const volatile __u64 lt_cfg_cgroup_id; /* 0: any; else only tasks under lt_cgroup[0] */
+
+/* True when the current task is outside the load-time filters. */
+static __always_inline bool lt_skip_current(void)
+{
+	if (lt_cfg_tgid && (bpf_get_current_pid_tgid() >> 32) != lt_cfg_tgid)
+		return true;
+	if (lt_cfg_cgroup_id && bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1)
+		return true;
+	return false;
+}
+
+static __always_inline struct lt_stat *lt_stat_slot(__u32 probe)
+{
+	return bpf_map_lookup_elem(&lt_stats, &probe);
+}
+
+/* Reserve a record; a failure is counted as a drop, never silent. */
+static __always_inline void *lt_reserve(__u32 probe, __u32 size)
+{
+	void *rec = bpf_ringbuf_reserve(&lt_events, size, 0);
+
+	if (!rec) {
+		struct lt_stat *st = lt_stat_slot(probe);
+
+		if (st)
+			st->drops++;
+	}
+	return rec;
+}
+
+static __always_inline void lt_submit(__u32 probe, void *rec)
+{
+	struct lt_stat *st = lt_stat_slot(probe);
+
+	if (st)
+		st->events++;
+	bpf_ringbuf_submit(rec, 0);
+}
+
+static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	h->type = type;
+	h->size = size;
+	h->cpu = bpf_get_smp_processor_id();
+	h->ts_ns = bpf_ktime_get_ns();
+	h->pid = id >> 32;
+	h->tid = (__u32)id;
+}
+
+#endif /* LT_COMMON_BPF_H */
