@@ -32,6 +32,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
 .PHONY: all deps load unload test unit bats install clean vmlinux format help
 .DELETE_ON_ERROR:
+.SECONDARY:
 
 all: $(BUILD)/lowtrace
 
@@ -95,7 +96,7 @@ $(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(CORE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter-out $(BUILD)/lowtrace.bpf.o,$^) $(LIBBPF_LIBS)
 
 $(BUILD)/tests/test_abi: $(BUILD)/lowtrace.bpf.o
 
