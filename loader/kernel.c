@@ -112,7 +112,7 @@ static int pin_all(struct lt_suite *s, const char *dir)
 	snprintf(path, sizeof(path), "%s/links", dir);
 	if (mkdir(path, 0700))
 		return -errno;
-	bpf_object__for_each_map(m, s->skel->obj) {
+	bpf_object__for_each_map (m, s->skel->obj) {
 		const char *name = bpf_map__name(m);
 		const char *dot = strrchr(name, '.');
 
@@ -244,7 +244,7 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 		if (err) {
 			rm_tree_at(AT_FDCWD, tmp);
 			ret = lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED
-									    : LT_FAIL,
+									   : LT_FAIL,
 				       "cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
 			goto out;
 		}

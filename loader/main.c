@@ -100,7 +100,8 @@ static void help_load(void)
 	       "    --replace            unload a pinned suite first instead of failing\n\n",
 	       load_opts_help);
 	print_probes(stdout);
-	printf("\nEXIT STATUS\n    0 loaded; 2 usage; 4 already loaded; 5 no privileges, BTF or bpffs;"
+	printf("\nEXIT STATUS\n    0 loaded; 2 usage; 4 already loaded; 5 no privileges, BTF or "
+	       "bpffs;"
 	       " 1 other failure.\n    A failed load leaves nothing loaded or pinned.\n");
 }
 
@@ -143,8 +144,10 @@ static void help_events(void)
 	       "    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
 	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
 	       "OPTIONS\n%s"
-	       "    --pid PID            only records of this thread group (here, not in the kernel)\n\n"
-	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 1 failure (e.g. another consumer).\n",
+	       "    --pid PID            only records of this thread group (here, not in the "
+	       "kernel)\n\n"
+	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 1 failure (e.g. another "
+	       "consumer).\n",
 	       events_opts_help);
 }
 
@@ -278,7 +281,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 		for (const int *a = allowed; *a; a++)
 			ok |= *a == o;
 		if (!ok)
-			return lt_error(LT_USAGE, "%s: option '%s' does not apply here (see '%s -h')",
+			return lt_error(LT_USAGE,
+					"%s: option '%s' does not apply here (see '%s -h')",
 					argv[0], argv[optind - 1], argv[0]);
 		switch (o) {
 		case OPT_PROBES:
@@ -371,9 +375,8 @@ static void print_status_text(const struct lt_status *st)
 			printf("%-8s %-8s\n", lt_probes[i].name, "-");
 			continue;
 		}
-		printf("%-8s %-8s %-8u %12llu %12llu\n", lt_probes[i].name, ps->hook,
-		       ps->prog_id, (unsigned long long)ps->stat.events,
-		       (unsigned long long)ps->stat.drops);
+		printf("%-8s %-8s %-8u %12llu %12llu\n", lt_probes[i].name, ps->hook, ps->prog_id,
+		       (unsigned long long)ps->stat.events, (unsigned long long)ps->stat.drops);
 	}
 }
 
@@ -654,8 +657,8 @@ static int cmd_events(int argc, char **argv)
 
 static int cmd_run(int argc, char **argv)
 {
-	static const int allowed[] = { OPT_PROBES, OPT_PID,   OPT_CGROUP, OPT_RINGBUF,  OPT_JSON,
-				       OPT_TEXT,   OPT_TYPE,  OPT_COUNT,  OPT_DURATION, 0 };
+	static const int allowed[] = { OPT_PROBES, OPT_PID,  OPT_CGROUP, OPT_RINGBUF,  OPT_JSON,
+				       OPT_TEXT,   OPT_TYPE, OPT_COUNT,	 OPT_DURATION, 0 };
 	struct lt_handles h;
 	struct lt_suite *s;
 	struct cli c;

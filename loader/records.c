@@ -103,12 +103,12 @@ static void fork_text(struct lt_buf *b, const struct lt_rec *r)
 }
 
 const struct lt_probe lt_probes[] = {
-	{ "exec", "lt_exec", LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(struct lt_exec), true,
-	  exec_json, exec_text, "program executions with filename and argv (tp_btf)" },
-	{ "exit", "lt_exit", LT_PROBE_EXIT, LT_TYPE_EXIT, sizeof(struct lt_exit), true,
-	  exit_json, exit_text, "process exits with code, signal and lifetime (tp_btf)" },
-	{ "fork", "lt_fork", LT_PROBE_FORK, LT_TYPE_FORK, sizeof(struct lt_fork), true,
-	  fork_json, fork_text, "new processes with parent and child pid (tp_btf)" },
+	{ "exec", "lt_exec", LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(struct lt_exec), true, exec_json,
+	  exec_text, "program executions with filename and argv (tp_btf)" },
+	{ "exit", "lt_exit", LT_PROBE_EXIT, LT_TYPE_EXIT, sizeof(struct lt_exit), true, exit_json,
+	  exit_text, "process exits with code, signal and lifetime (tp_btf)" },
+	{ "fork", "lt_fork", LT_PROBE_FORK, LT_TYPE_FORK, sizeof(struct lt_fork), true, fork_json,
+	  fork_text, "new processes with parent and child pid (tp_btf)" },
 };
 const size_t lt_nprobes = sizeof(lt_probes) / sizeof(lt_probes[0]);
 

@@ -27,7 +27,8 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	r->_pad0[0] = r->_pad0[1] = r->_pad0[2] = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 
-	n = bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), BPF_CORE_READ(bprm, filename));
+	n = bpf_probe_read_kernel_str(r->filename, sizeof(r->filename),
+				      BPF_CORE_READ(bprm, filename));
 	if (n <= 0) {
 		r->filename[0] = 0;
 		n = 1;

@@ -7,16 +7,16 @@
 
 static int tap_n, tap_failed;
 
-#define ok(cond, ...)                                                   \
-	do {                                                            \
-		int _c = !!(cond);                                      \
-		printf("%sok %d - ", _c ? "" : "not ", ++tap_n);        \
-		printf(__VA_ARGS__);                                    \
-		printf("\n");                                           \
-		if (!_c) {                                              \
-			tap_failed++;                                   \
+#define ok(cond, ...)                                                                   \
+	do {                                                                            \
+		int _c = !!(cond);                                                      \
+		printf("%sok %d - ", _c ? "" : "not ", ++tap_n);                        \
+		printf(__VA_ARGS__);                                                    \
+		printf("\n");                                                           \
+		if (!_c) {                                                              \
+			tap_failed++;                                                   \
 			printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
-		}                                                       \
+		}                                                                       \
 	} while (0)
 
 static inline int tap_done(void)

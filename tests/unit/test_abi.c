@@ -18,25 +18,30 @@ struct member {
 	size_t off;
 };
 
-#define M(s, m) { #s, #m, offsetof(struct s, m) }
+#define M(s, m)                               \
+	{                                     \
+#s, #m, offsetof(struct s, m) \
+	}
 
 /* Every member of every shared struct, in declaration order. */
 static const struct member members[] = {
-	M(lt_hdr, type),	 M(lt_hdr, size),	 M(lt_hdr, cpu),	 M(lt_hdr, ts_ns),
-	M(lt_hdr, pid),		 M(lt_hdr, tid),
+	M(lt_hdr, type),	  M(lt_hdr, size),	   M(lt_hdr, cpu),
+	M(lt_hdr, ts_ns),	  M(lt_hdr, pid),	   M(lt_hdr, tid),
 
-	M(lt_exec, hdr),	 M(lt_exec, ppid),	 M(lt_exec, uid),	 M(lt_exec, gid),
-	M(lt_exec, argc),	 M(lt_exec, cgroup_id),	 M(lt_exec, filename_len),
-	M(lt_exec, args_len),	 M(lt_exec, flags),	 M(lt_exec, _pad0),	 M(lt_exec, comm),
-	M(lt_exec, filename),	 M(lt_exec, args),
+	M(lt_exec, hdr),	  M(lt_exec, ppid),	   M(lt_exec, uid),
+	M(lt_exec, gid),	  M(lt_exec, argc),	   M(lt_exec, cgroup_id),
+	M(lt_exec, filename_len), M(lt_exec, args_len),	   M(lt_exec, flags),
+	M(lt_exec, _pad0),	  M(lt_exec, comm),	   M(lt_exec, filename),
+	M(lt_exec, args),
 
-	M(lt_exit, hdr),	 M(lt_exit, ppid),	 M(lt_exit, exit_code),	 M(lt_exit, signal),
-	M(lt_exit, core_dumped), M(lt_exit, _pad0),	 M(lt_exit, lifetime_ns),
-	M(lt_exit, comm),
+	M(lt_exit, hdr),	  M(lt_exit, ppid),	   M(lt_exit, exit_code),
+	M(lt_exit, signal),	  M(lt_exit, core_dumped), M(lt_exit, _pad0),
+	M(lt_exit, lifetime_ns),  M(lt_exit, comm),
 
-	M(lt_fork, hdr),	 M(lt_fork, child_pid),	 M(lt_fork, _pad0),	 M(lt_fork, comm),
+	M(lt_fork, hdr),	  M(lt_fork, child_pid),   M(lt_fork, _pad0),
+	M(lt_fork, comm),
 
-	M(lt_stat, events),	 M(lt_stat, drops),
+	M(lt_stat, events),	  M(lt_stat, drops),
 };
 
 static const struct {
@@ -81,8 +86,8 @@ int main(int argc, char **argv)
 				break;
 			}
 		}
-		ok(btf_vlen(t) == n, "%s: BTF has %u members, userspace table %zu",
-		   structs[s].name, btf_vlen(t), n);
+		ok(btf_vlen(t) == n, "%s: BTF has %u members, userspace table %zu", structs[s].name,
+		   btf_vlen(t), n);
 		ok(matched == n, "%s: %zu of %zu member offsets equal offsetof", structs[s].name,
 		   matched, n);
 	}

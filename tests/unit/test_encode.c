@@ -94,7 +94,10 @@ int main(void)
 	x->exit_code = 0;
 	x->signal = 9;
 	x->lifetime_ns = 1000;
-	memcpy(x->comm, "sl\x1b" "ep", 6);
+	memcpy(x->comm,
+	       "sl\x1b"
+	       "ep",
+	       6);
 	b.len = 0;
 	lt_encode_text(&b, lt_probe_by_type(LT_TYPE_EXIT), &r);
 	b.p[b.len] = 0;
