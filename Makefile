@@ -11,7 +11,7 @@ CC ?= gcc
 PKG_CONFIG ?= pkg-config
 
 # Debian packages: build, then tests
-DEPS_BUILD := clang-19 llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
+DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
@@ -53,16 +53,22 @@ $(DEPS_STAMP): Makefile
 	@mkdir -p $(BUILD)
 	@pkgs="$(DEPS_BUILD) $(DEPS_TEST)"; \
 	if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then \
-		echo "not a Debian system: install these packages (or equivalents): $$pkgs"; \
+		echo "not a Debian system: install these packages (or equivalents): clang-19 $$pkgs"; \
 		exit 0; \
 	fi; \
 	missing=; for p in $$pkgs; do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
-	if [ -n "$$missing" ]; then \
-		echo "installing:$$missing"; \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
-			|| { echo "make deps: apt-get install failed (are you root?)"; exit 1; }; \
+	want_clang=; command -v clang-19 >/dev/null 2>&1 || want_clang=1; \
+	if [ -n "$$missing$$want_clang" ]; then \
+		apt-get update -qq || { echo "make deps: apt-get update failed (are you root?)"; exit 1; }; \
+		if [ -n "$$want_clang" ]; then \
+			if apt-cache show clang-19 >/dev/null 2>&1; then missing="$$missing clang-19"; \
+			else missing="$$missing clang"; fi; \
+		fi; \
+		echo "make deps: installing$$missing"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+			|| { echo "make deps: apt-get install$$missing failed"; exit 1; }; \
 	fi
 	@touch $@
 
