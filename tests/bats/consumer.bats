@@ -1,0 +1,284 @@
+#!/usr/bin/env bats
+# Consumers: one `events` at a time, --count, --duration, `run` and its
+# cleanup, drops (counted and reported), and unload under a running `events`.
+
+load helpers
+
+setup() {
+	lt_setup
+	OUT="$BATS_TEST_TMPDIR/events"
+}
+
+# gated_forker N: a bash that waits on a fifo, then forks N /bin/true and exits.
+# Until released it does nothing at all (read is a builtin): with --pid it is
+# the only source of records, so counters are exact. Sets GATE and FORKER.
+gated_forker() {
+	GATE="$BATS_TEST_TMPDIR/gate"
+	mkfifo "$GATE"
+	bash -c 'read -r _ <"$1"; for ((i = 0; i < $2; i++)); do /bin/true; done; exit 0' \
+		bash "$GATE" "$1" 3>&- &
+	FORKER=$!
+	bg_track "$FORKER"
+}
+
+release_forker() {
+	echo go >"$GATE"
+	wait_rc "$FORKER" 60
+	assert_equal "$RC" 0
+}
+
+@test "a second events while one runs: exit 1 with one clear line; after the first, a new one works" {
+	run -0 "$LT" load
+	events_bg "$OUT"
+	run --separate-stderr "$LT" events --count 1
+	assert_equal "$status" 1
+	assert_one_error_line
+	assert_output ''
+	assert_equal "$stderr" "lowtrace: another 'lowtrace events' is reading the ring; only one consumer at a time"
+	# the first one is unaffected
+	! proc_gone "$EV_PID"
+	local sp
+	/bin/sh -c 'exit 0' "$MARK" 3>&- &
+	sp=$!
+	wait "$sp"
+	wait_record "$OUT" ".type == \"exec\" and .pid == $sp"
+	stop_consumer "$EV_PID"
+	run -0 cat "$OUT.err"
+	assert_output ''
+
+	# now a new consumer gets the ring
+	/bin/true
+	run --separate-stderr -0 timeout 10 "$LT" events --count 1
+	assert_equal "${#lines[@]}" 1
+	run -0 jq -e -c . <<<"$output"
+	# status does not count as a consumer
+	events_bg "$OUT.2"
+	run -0 "$LT" status
+}
+
+@test "events --count N stops after exactly N records" {
+	run -0 "$LT" load
+	local i
+	for i in $(seq 10); do /bin/true; done
+	run --separate-stderr -0 timeout 10 "$LT" events --count 5
+	assert_equal "${#lines[@]}" 5
+	assert_equal "$stderr" ""
+	printf '%s\n' "${lines[@]}" >"$OUT.a"
+	run -0 jq -e -c . "$OUT.a"
+	# with a type filter, N records of that type
+	run --separate-stderr -0 timeout 10 "$LT" events --count 3 --type exit --text
+	assert_equal "${#lines[@]}" 3
+	run -1 grep -v '^exit ' <<<"$output"
+	# the next consumer continues where the last stopped: nothing seen twice
+	run --separate-stderr -0 timeout 10 "$LT" events --count 5
+	assert_equal "${#lines[@]}" 5
+	printf '%s\n' "${lines[@]}" >"$OUT.b"
+	run -1 grep -Fxf "$OUT.a" "$OUT.b"
+}
+
+@test "events --duration 1 stops by itself within a few seconds, exit 0" {
+	run -0 "$LT" load
+	run --separate-stderr timeout 10 "$LT" events --duration 1 --type fork
+	assert_equal "$status" 0
+	assert_equal "$stderr" ""
+	run --separate-stderr timeout 10 "$LT" events --duration 1 --text
+	assert_equal "$status" 0
+}
+
+@test "run --duration 2: its own unpinned copy streams an exec, then everything is gone" {
+	wait_prog_names ""
+	run_bg "$OUT" --duration 2
+	# loaded in the kernel, pinned nowhere
+	wait_prog_names "lt_exec lt_exit lt_fork"
+	[ ! -e "$PIN" ]
+	run -3 "$LT" status
+	local sp rc=0
+	/bin/sh -c 'exit 3' "$MARK" 3>&- &
+	sp=$!
+	wait "$sp" || rc=$?
+	assert_equal "$rc" 3
+	wait_record "$OUT" ".type == \"exit\" and .pid == $sp"
+	wait_rc "$RUN_PID" 10
+	assert_equal "$RC" 0
+	run -0 cat "$OUT.err"
+	assert_output ''
+	run -0 records "$OUT" ".type == \"exec\" and .pid == $sp"
+	run -0 jq -c '.args' <<<"$output"
+	assert_output "[\"/bin/sh\",\"-c\",\"exit 3\",\"$MARK\"]"
+	run -0 jq -e -c . "$OUT"
+	assert_nothing_loaded
+	wait_map_names ""
+}
+
+@test "run without --duration stops on SIGTERM and on SIGINT, exit 0, nothing left" {
+	local sig sp
+	for sig in TERM INT; do
+		run_bg "$OUT.$sig" --text
+		wait_prog_names "lt_exec lt_exit lt_fork"
+		/bin/sh -c 'exit 0' "$MARK-$sig" 3>&- &
+		sp=$!
+		wait "$sp"
+		local i
+		for ((i = 0; i < 100; i++)); do
+			grep -q "^exit .* pid=$sp " "$OUT.$sig" && break
+			sleep 0.1
+		done
+		run -0 grep -c "^exec .* pid=$sp .* args=/bin/sh -c exit\\\\x200 $MARK-$sig\$" "$OUT.$sig"
+		assert_output 1
+		kill "-$sig" "$RUN_PID"
+		wait_rc "$RUN_PID" 10
+		assert_equal "$RC" 0
+		assert_nothing_loaded
+		wait_map_names ""
+	done
+}
+
+@test "run killed by SIGKILL: the kernel frees everything, nothing was pinned" {
+	run_bg "$OUT" --probes exec,fork
+	wait_prog_names "lt_exec lt_fork"
+	kill -KILL "$RUN_PID"
+	wait_rc "$RUN_PID" 5
+	assert_equal "$RC" $((128 + 9))
+	assert_nothing_loaded
+	wait_map_names ""
+}
+
+@test "run --pid P --count 1 exits after P's exec and cleans up" {
+	local gate="$BATS_TEST_TMPDIR/gate" p
+	mkfifo "$gate"
+	/bin/sh -c 'read _ <"$1"; exec /bin/sh -c "exit 0" "$2"' sh "$gate" "$MARK" 3>&- &
+	p=$!
+	bg_track "$p"
+	run_bg "$OUT" --pid "$p" --count 1 --type exec --probes exec
+	wait_prog_names "lt_exec"
+	echo go >"$gate"
+	wait_rc "$p" 10
+	wait_rc "$RUN_PID" 10
+	assert_equal "$RC" 0
+	run -0 jq -c '[.type, .pid, .args]' "$OUT"
+	assert_output "[\"exec\",$p,[\"/bin/sh\",\"-c\",\"exit 0\",\"$MARK\"]]"
+	assert_nothing_loaded
+}
+
+@test "run is independent of a pinned suite; the pinned suite is intact afterwards" {
+	run -0 "$LT" load --probes exec
+	local ids
+	wait_prog_names "lt_exec"
+	ids=$(bpftool prog show -j | jq -r '[.[] | select(.name == "lt_exec") | .id] | join(" ")')
+	run_bg "$OUT.run" --probes exec,exit
+	events_bg "$OUT.ev" --type exec
+	local sp
+	/bin/sh -c 'exit 0' "$MARK" 3>&- &
+	sp=$!
+	wait "$sp"
+	# both copies see the same exec
+	wait_record "$OUT.run" ".type == \"exec\" and .pid == $sp"
+	wait_record "$OUT.ev" ".type == \"exec\" and .pid == $sp"
+	stop_consumer "$RUN_PID"
+	stop_consumer "$EV_PID"
+	# run had no fork probe: no fork record in its stream
+	run -0 count_records "$OUT.run" ".type == \"fork\""
+	assert_output 0
+	# the pinned program is still the same, run's copies are gone
+	wait_prog_names "lt_exec"
+	run -0 bpftool prog show -j
+	run -0 jq -r '[.[] | select(.name == "lt_exec") | .id] | join(" ")' <<<"$output"
+	assert_output "$ids"
+	run -0 ls "$PIN/links"
+	assert_output exec
+}
+
+@test "drops without a consumer: counted per probe, events + drops = records produced" {
+	gated_forker 300
+	run -0 "$LT" load --ringbuf-size 4096 --pid "$FORKER"
+	release_forker
+	run -0 status_json
+	local st=$output
+	# the forker forked 300 times and exited once; nothing else passes --pid
+	run -0 jq -c '[.probes[] | [.name, .events + .drops]]' <<<"$st"
+	assert_output '[["exec",0],["exit",1],["fork",300]]'
+	run -0 jq -e '.probes[] | select(.name == "fork") | .drops > 0 and .events > 0' <<<"$st"
+	# the text status shows the same drops
+	local fdrops
+	fdrops=$(jq -r '.probes[] | select(.name == "fork") | .drops' <<<"$st")
+	run -0 "$LT" status
+	assert_line --regexp "^fork +tp_btf +[0-9]+ +[0-9]+ +$fdrops\$"
+
+	# the ring holds exactly the records that were counted as written
+	local written
+	written=$(jq -r '[.probes[].events] | add' <<<"$st")
+	run --separate-stderr -0 timeout 10 "$LT" events --count "$written"
+	assert_equal "${#lines[@]}" "$written"
+	printf '%s\n' "${lines[@]}" >"$OUT"
+	run -0 count_records "$OUT" ".pid != $FORKER"
+	assert_output 0
+	# distinct forks, as many as counted
+	run -0 jq -r 'select(.type == "fork") | .child_pid' "$OUT"
+	assert_equal "$(sort -u <<<"$output" | wc -l)" "${#lines[@]}"
+	assert_equal "${#lines[@]}" "$(jq -r '.probes[] | select(.name == "fork") | .events' <<<"$st")"
+}
+
+@test "drops during a stream: events prints one 'kernel dropped' line per check on stderr" {
+	gated_forker 300
+	run -0 "$LT" load --ringbuf-size 4096 --pid "$FORKER"
+	events_bg "$OUT"
+	# the consumer is paused while the burst fills the ring
+	kill -STOP "$EV_PID"
+	release_forker
+	kill -CONT "$EV_PID"
+	local i
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'dropped' "$OUT.err" && break
+		sleep 0.1
+	done
+	stop_consumer "$EV_PID"
+	run -0 status_json
+	local st=$output
+
+	run -0 cat "$OUT.err"
+	[ "${#lines[@]}" -ge 1 ]
+	local l total=0 sum n
+	for l in "${lines[@]}"; do
+		[[ "$l" =~ ^lowtrace:\ kernel\ dropped\ ([0-9]+)\ records\ \(ring\ full\):((\ (exec|exit|fork)=\+[0-9]+)+)$ ]] || {
+			echo "unexpected stderr line: $l" >&2
+			return 1
+		}
+		n=${BASH_REMATCH[1]}
+		sum=$(grep -oE '=\+[0-9]+' <<<"${BASH_REMATCH[2]}" | tr -d '=+' | paste -sd+ | bc)
+		assert_equal "$sum" "$n"
+		total=$((total + n))
+	done
+	# every drop since the stream began was reported (nothing was produced before it)
+	run -0 jq -r '[.probes[].drops] | add' <<<"$st"
+	assert_equal "$total" "$output"
+	[ "$total" -gt 0 ]
+	# and every record written was streamed
+	run -0 jq -r '[.probes[].events] | add' <<<"$st"
+	assert_equal "$(count_records "$OUT" true)" "$output"
+}
+
+@test "unload under a running events: it exits by itself, exit 0, and the programs go" {
+	run -0 "$LT" load
+	events_bg "$OUT"
+	run -0 "$LT" unload
+	wait_rc "$EV_PID" 5
+	assert_equal "$RC" 0
+	run -0 cat "$OUT.err"
+	assert_output "lowtrace: the suite was unloaded; stopping"
+	assert_nothing_loaded
+	wait_map_names ""
+}
+
+@test "events with a closed reader (| head -n 1) ends quietly" {
+	run -0 "$LT" load
+	local i
+	for i in 1 2 3; do /bin/true; done
+	# keep records coming so the writer notices the closed pipe
+	bash -c 'while :; do /bin/true; sleep 0.05; done' 3>&- &
+	bg_track $!
+	run --separate-stderr timeout 10 bash -c "'$LT' events | head -n 1; exit \${PIPESTATUS[0]}"
+	assert_equal "$status" 0
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 1
+	run -0 jq -e -c . <<<"$output"
+}

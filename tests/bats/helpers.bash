@@ -1,0 +1,297 @@
+# Shared by every lowtrace bats file: `load helpers`.
+# The tests run as root against the real kernel; each test starts and ends
+# with no suite pinned and no lowtrace of its own left running.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+LT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/lowtrace"
+PIN=/sys/fs/bpf/lowtrace
+
+LT_BG=()      # pids of background processes started by the test
+LT_CGROUPS=() # cgroup directories created by the test
+LT_TMPDIRS=() # directories created outside BATS_TEST_TMPDIR
+
+# ---- setup / teardown ----
+
+lt_unload_quiet() {
+	local rc=0
+	"$LT" unload >/dev/null 2>&1 || rc=$?
+	[ "$rc" = 0 ] || [ "$rc" = 3 ] || {
+		echo "lowtrace unload failed with exit $rc" >&2
+		return 1
+	}
+}
+
+# Make sure nothing is pinned. If unload itself fails (a bug a test reports),
+# remove the pins by hand so one failure does not cascade into every later test.
+lt_ensure_unloaded() {
+	local ok=0
+	lt_unload_quiet || ok=1
+	if [ -e "$PIN" ]; then
+		echo "$PIN still there after unload: removing it by hand" >&2
+		ok=1
+	fi
+	[ "$ok" = 0 ] || rm -rf "$PIN"
+	return "$ok"
+}
+
+lt_setup() {
+	[ "$(id -u)" = 0 ] || skip "not root: the tests load BPF programs"
+	[ -x "$LT" ] || {
+		echo "missing $LT: run make" >&2
+		return 1
+	}
+	LT_BG=()
+	LT_CGROUPS=()
+	LT_TMPDIRS=()
+	lt_ensure_unloaded || true
+	[ ! -e "$PIN" ]
+	# a unique word to find this test's records among everything else
+	MARK="lt-mark-$BATS_TEST_NUMBER-$$-$RANDOM"
+}
+
+lt_teardown() {
+	local p cg d i fail=0
+	for p in "${LT_BG[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	for p in "${LT_BG[@]}"; do
+		wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	for cg in "${LT_CGROUPS[@]}"; do
+		# move stragglers out before removing the cgroup
+		if [ -f "$cg/cgroup.procs" ]; then
+			while read -r p; do
+				echo "$p" >"$CG2_ROOT/cgroup.procs" 2>/dev/null || true
+			done <"$cg/cgroup.procs"
+		fi
+		# a task that just exited may keep it busy for a moment
+		for ((i = 0; i < 20; i++)); do
+			[ -d "$cg" ] || break
+			rmdir "$cg" 2>/dev/null && break
+			sleep 0.1
+		done
+		if [ -d "$cg" ]; then
+			echo "cannot remove cgroup $cg" >&2
+			fail=1
+		fi
+	done
+	for d in "${LT_TMPDIRS[@]}"; do
+		rm -rf "$d"
+	done
+	lt_ensure_unloaded || fail=1
+	return "$fail"
+}
+
+setup() { lt_setup; }
+teardown() { lt_teardown; }
+
+# ---- processes ----
+
+# Is the process gone (exited or zombie)?
+proc_gone() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 0
+	[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ]
+}
+
+# wait_gone PID SECS: poll until the process is gone; 1 on timeout.
+wait_gone() {
+	local i n=$((${2:-5} * 20))
+	for ((i = 0; i < n; i++)); do
+		proc_gone "$1" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# wait_rc PID SECS: wait for a background child with a timeout; sets RC.
+wait_rc() {
+	if ! wait_gone "$1" "${2:-10}"; then
+		echo "process $1 still running after ${2:-10}s" >&2
+		return 1
+	fi
+	RC=0
+	wait "$1" || RC=$?
+	bg_forget "$1"
+}
+
+# bg_track PID / bg_forget PID: background children teardown must stop
+bg_track() { LT_BG+=("$1"); }
+bg_forget() {
+	local p keep=()
+	for p in "${LT_BG[@]}"; do
+		[ "$p" = "$1" ] || keep+=("$p")
+	done
+	LT_BG=("${keep[@]}")
+}
+
+# A consumer is ready once libbpf's ring_buffer (an epoll fd) exists.
+wait_consumer_ready() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		if proc_gone "$1"; then
+			echo "lowtrace $1 exited before it was ready" >&2
+			return 1
+		fi
+		if ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'anon_inode:\[eventpoll\]'; then
+			return 0
+		fi
+		sleep 0.05
+	done
+	echo "lowtrace $1 not ready after 10s" >&2
+	return 1
+}
+
+# events_bg OUT [events options]: start `lowtrace events` in the background,
+# stdout to OUT, stderr to OUT.err; sets EV_PID and waits until it reads.
+events_bg() {
+	local out=$1
+	shift
+	"$LT" events "$@" >"$out" 2>"$out.err" 3>&- &
+	EV_PID=$!
+	LT_BG+=("$EV_PID")
+	wait_consumer_ready "$EV_PID"
+}
+
+# run_bg OUT [run options]: same for `lowtrace run`; sets RUN_PID.
+run_bg() {
+	local out=$1
+	shift
+	"$LT" run "$@" >"$out" 2>"$out.err" 3>&- &
+	RUN_PID=$!
+	LT_BG+=("$RUN_PID")
+	wait_consumer_ready "$RUN_PID"
+}
+
+# stop_consumer PID: SIGINT, then expect a clean exit 0 within 5 s.
+stop_consumer() {
+	kill -INT "$1"
+	wait_rc "$1" 5
+	[ "$RC" = 0 ] || {
+		echo "lowtrace $1 exited $RC after SIGINT" >&2
+		return 1
+	}
+}
+
+# ---- records ----
+
+# records FILE JQ-CONDITION: the complete JSON lines matching (partial lines skipped).
+records() {
+	jq -c -R "fromjson? | select($2)" "$1"
+}
+
+# wait_record FILE JQ-CONDITION [SECS]: poll until at least one record matches.
+wait_record() {
+	local i n=$((${3:-10} * 10))
+	for ((i = 0; i < n; i++)); do
+		[ -n "$(records "$1" "$2")" ] && return 0
+		sleep 0.1
+	done
+	echo "no record matching '$2' in $1 after ${3:-10}s" >&2
+	return 1
+}
+
+# count_records FILE JQ-CONDITION
+count_records() {
+	records "$1" "$2" | wc -l
+}
+
+# ---- kernel objects ----
+
+lt_prog_names() {
+	bpftool prog show -j | jq -r '.[].name // empty' | grep -E '^lt_' | sort || true
+}
+
+lt_map_names() {
+	bpftool map show -j | jq -r '.[].name // empty' | grep -E '^(lt_|lowtrace\.)' | sort || true
+}
+
+# wait_prog_names EXPECTED [SECS]: the kernel frees programs asynchronously.
+wait_prog_names() {
+	local i n=$((${2:-5} * 10))
+	for ((i = 0; i < n; i++)); do
+		[ "$(lt_prog_names | paste -sd' ')" = "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "lt_* programs: '$(lt_prog_names | paste -sd' ')', expected '$1'" >&2
+	return 1
+}
+
+wait_map_names() {
+	local i n=$((${2:-5} * 10))
+	for ((i = 0; i < n; i++)); do
+		[ "$(lt_map_names | paste -sd' ')" = "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "lt_* maps: '$(lt_map_names | paste -sd' ')', expected '$1'" >&2
+	return 1
+}
+
+# After a failed or finished load: nothing pinned, no program of ours left.
+assert_nothing_loaded() {
+	[ ! -e "$PIN" ] || {
+		echo "$PIN exists:" >&2
+		ls -lR "$PIN" >&2
+		return 1
+	}
+	ls /sys/fs/bpf | grep -E '^lowtrace' && {
+		echo "lowtrace leftovers in /sys/fs/bpf" >&2
+		return 1
+	}
+	wait_prog_names ""
+}
+
+# status_json: the JSON status, validated.
+status_json() {
+	local out
+	out=$("$LT" status --json) || return
+	jq -e -c . <<<"$out"
+}
+
+# probe_field NAME FIELD: from `status --json`
+probe_field() {
+	local out
+	out=$("$LT" status --json) || return
+	jq -e -r --arg n "$1" ".probes[] | select(.name == \$n) | .$2" <<<"$out"
+}
+
+# ---- cgroups ----
+
+CG2_ROOT=$(findmnt -n -o TARGET -t cgroup2 2>/dev/null | head -n1)
+
+# new_cgroup: create a child cgroup v2 directory, removed by teardown; sets
+# NEW_CG (not a $(...): teardown must see the list)
+new_cgroup() {
+	NEW_CG="$CG2_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM"
+	mkdir "$NEW_CG"
+	LT_CGROUPS+=("$NEW_CG")
+}
+
+# The cgroup v2 id (kernfs inode) of the calling shell's cgroup.
+own_cgroup_id() {
+	local path
+	path=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	stat -c %i "$CG2_ROOT$path"
+}
+
+# first line of stderr, and the number of stderr lines, for error checks
+assert_one_error_line() {
+	local n
+	n=$(printf '%s\n' "$stderr" | grep -c '' || true)
+	[ -n "$stderr" ] || {
+		echo "nothing on stderr" >&2
+		return 1
+	}
+	[ "$n" = 1 ] || {
+		echo "stderr has $n lines, expected 1: $stderr" >&2
+		return 1
+	}
+	[[ "$stderr" == "lowtrace: "* ]] || {
+		echo "stderr does not start with 'lowtrace: ': $stderr" >&2
+		return 1
+	}
+}

@@ -1,0 +1,253 @@
+#!/usr/bin/env bats
+# Lifecycle: load, pins, status, --probes, --replace, --ringbuf-size, unload,
+# and what the kernel holds before and after.
+
+load helpers
+
+# prog_id_of NAME: the id bpftool reports for the lt_* program NAME
+prog_ids_of() {
+	bpftool prog show -j | jq -r --arg n "$1" '.[] | select(.name == $n) | .id'
+}
+
+@test "load: exit 0 and a summary of exec, exit, fork on tp_btf with the kernel's program ids" {
+	run --separate-stderr -0 "$LT" load
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 7
+	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
+	assert_line -n 1 "ring buffer: 1048576 bytes"
+	assert_line -n 2 "filters: pid=any cgroup_id=any"
+	assert_line -n 3 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS$'
+	local i name id
+	i=4
+	for name in exec exit fork; do
+		id=$(prog_ids_of "lt_$name")
+		[ -n "$id" ] && [ "$(wc -w <<<"$id")" = 1 ]
+		assert_line -n $i --regexp "^$name +tp_btf +$id +[0-9]+ +0\$"
+		i=$((i + 1))
+	done
+}
+
+@test "pins: /sys/fs/bpf/lowtrace, directories 0700, pins 0600, links named after the probes" {
+	run -0 "$LT" load
+	run -0 stat -c '%a %U' "$PIN" "$PIN/links" "$PIN/maps"
+	assert_output "$(printf '700 root\n700 root\n700 root')"
+	run -0 find "$PIN" -mindepth 1 -type d
+	assert_equal "${#lines[@]}" 2
+	run -0 find "$PIN" -mindepth 1 ! -type d ! -perm 0600
+	assert_output ''
+	run -0 ls "$PIN/links"
+	assert_output "$(printf 'exec\nexit\nfork')"
+	run -0 ls "$PIN/maps"
+	assert_line lt_events
+	assert_line lt_stats
+	# nothing else of ours lies around in bpffs (no half-written temp dirs)
+	run -0 ls /sys/fs/bpf
+	assert_line lowtrace
+	refute_line --regexp '^lowtrace-tmp'
+	# pins are bpffs objects the kernel knows
+	run -0 bpftool map show pinned "$PIN/maps/lt_events" -j
+	run -0 jq -r '[.type, .name, .max_entries] | @tsv' <<<"$output"
+	assert_output "$(printf 'ringbuf\tlt_events\t1048576')"
+	run -0 bpftool link show pinned "$PIN/links/exec" -j
+	run -0 jq -r '.prog_id' <<<"$output"
+	assert_output "$(prog_ids_of lt_exec)"
+}
+
+@test "load + unload leaves bpftool prog/map lists and /sys/fs/bpf exactly as before" {
+	wait_prog_names ""
+	local progs_before maps_before fs_before
+	progs_before=$(lt_prog_names | paste -sd' ')
+	maps_before=$(lt_map_names | paste -sd' ')
+	fs_before=$(ls -a /sys/fs/bpf)
+
+	run -0 "$LT" load
+	run -0 lt_prog_names
+	assert_output "$(printf 'lt_exec\nlt_exit\nlt_fork')"
+	run -0 lt_map_names
+	assert_line lt_events
+	assert_line lt_stats
+	assert_line lt_cgroup
+	run -0 ls -a /sys/fs/bpf
+	assert_line lowtrace
+
+	run --separate-stderr -0 "$LT" unload
+	assert_output "unloaded: removed /sys/fs/bpf/lowtrace"
+	assert_equal "$stderr" ""
+	[ ! -e "$PIN" ]
+	wait_prog_names "$progs_before"
+	wait_map_names "$maps_before"
+	run -0 ls -a /sys/fs/bpf
+	assert_output "$fs_before"
+}
+
+@test "load --probes exec: only exec attached and loaded, status shows exit and fork as not loaded" {
+	run -0 "$LT" load --probes exec
+	assert_line --regexp '^exec +tp_btf +[0-9]+ +[0-9]+ +[0-9]+$'
+	# (the text pads the HOOK column even when nothing follows)
+	assert_line --regexp '^exit +- *$'
+	assert_line --regexp '^fork +- *$'
+	run -0 ls "$PIN/links"
+	assert_output exec
+	run -0 "$LT" status --json
+	run -0 jq -c '[.probes[] | [.name, .loaded, .hook]]' <<<"$output"
+	assert_output '[["exec",true,"tp_btf"],["exit",false,null],["fork",false,null]]'
+	# the programs of the other probes are not even loaded
+	wait_prog_names "lt_exec"
+}
+
+@test "load --probes exit,fork: the list is honoured in any order, trailing comma allowed" {
+	run -0 "$LT" load --probes fork,exit,
+	run -0 "$LT" status --json
+	run -0 jq -c '[.probes[] | [.name, .loaded]]' <<<"$output"
+	assert_output '[["exec",false],["exit",true],["fork",true]]'
+	wait_prog_names "lt_exit lt_fork"
+}
+
+@test "status and status --json: counters grow as processes run" {
+	run -0 "$LT" load
+	run -0 status_json
+	local before=$output
+	run -0 jq -c '[.loaded, .pin_dir, .ringbuf_size, .filter_pid, .filter_cgroup_id, [.probes[] | [.name, .loaded, .hook, .drops]]]' <<<"$before"
+	assert_output '[true,"/sys/fs/bpf/lowtrace",1048576,0,0,[["exec",true,"tp_btf",0],["exit",true,"tp_btf",0],["fork",true,"tp_btf",0]]]'
+	# the prog ids are the kernel's
+	run -0 jq -r '.probes[] | "\(.name) \(.prog_id)"' <<<"$before"
+	assert_output "$(printf 'exec %s\nexit %s\nfork %s' "$(prog_ids_of lt_exec)" "$(prog_ids_of lt_exit)" "$(prog_ids_of lt_fork)")"
+
+	local i
+	for i in 1 2 3 4 5; do /bin/true; done
+	run -0 status_json
+	local after=$output
+	# each /bin/true is one fork, one exec and one exit at least
+	run -0 jq -n -e --argjson a "$before" --argjson b "$after" \
+		'[range(3) as $i | $b.probes[$i].events - $a.probes[$i].events >= 5] | all'
+
+	# the text form shows the same counters (read after the JSON: they only grow)
+	run -0 "$LT" status
+	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
+	assert_line -n 1 "ring buffer: 1048576 bytes"
+	assert_line -n 2 "filters: pid=any cgroup_id=any"
+	local text=$output name ev now
+	for name in exec exit fork; do
+		ev=$(jq -r --arg n "$name" '.probes[] | select(.name == $n) | .events' <<<"$after")
+		now=$(awk -v n="$name" '$1 == n && $2 == "tp_btf" && $5 == 0 {print $4}' <<<"$text")
+		[ -n "$now" ] && [ "$now" -ge "$ev" ]
+	done
+}
+
+@test "load --replace while loaded: new programs, same pins, exit 0" {
+	run -0 "$LT" load --ringbuf-size 8192
+	local old
+	old=$(prog_ids_of lt_exec)
+	run --separate-stderr -0 "$LT" load --replace
+	assert_equal "$stderr" ""
+	assert_line -n 1 "ring buffer: 1048576 bytes"
+	local new
+	new=$(prog_ids_of lt_exec)
+	[ -n "$new" ] && [ "$new" != "$old" ]
+	run -0 probe_field exec prog_id
+	assert_output "$new"
+	# the old programs go away
+	wait_prog_names "lt_exec lt_exit lt_fork"
+	run -0 ls "$PIN/links"
+	assert_output "$(printf 'exec\nexit\nfork')"
+}
+
+@test "load --replace when nothing is loaded just loads" {
+	run --separate-stderr -0 "$LT" load --replace
+	assert_equal "$stderr" ""
+	run -0 ls "$PIN/links"
+	assert_output "$(printf 'exec\nexit\nfork')"
+}
+
+@test "load --ringbuf-size 65536 (and 64K): status shows ringbuf_size 65536" {
+	run -0 "$LT" load --ringbuf-size 65536
+	assert_line -n 1 "ring buffer: 65536 bytes"
+	run -0 probe_field exec hook
+	assert_output tp_btf
+	run -0 "$LT" status --json
+	run -0 jq -r .ringbuf_size <<<"$output"
+	assert_output 65536
+	run -0 bpftool map show pinned "$PIN/maps/lt_events" -j
+	run -0 jq -r .max_entries <<<"$output"
+	assert_output 65536
+
+	run -0 "$LT" load --replace --ringbuf-size 64K
+	run -0 "$LT" status --json
+	run -0 jq -r .ringbuf_size <<<"$output"
+	assert_output 65536
+}
+
+@test "load --pid and --cgroup show in status as filters" {
+	local cg id
+	new_cgroup
+	cg=$NEW_CG
+	id=$(stat -c %i "$cg")
+	run -0 "$LT" load --pid $$ --cgroup "$cg"
+	assert_line -n 2 "filters: pid=$$ cgroup_id=$id"
+	run -0 "$LT" status --json
+	run -0 jq -c '[.filter_pid, .filter_cgroup_id]' <<<"$output"
+	assert_output "[$$,$id]"
+}
+
+@test "unload while nothing consumes: pins gone, programs and maps freed" {
+	run -0 "$LT" load
+	run -0 "$LT" unload
+	[ ! -e "$PIN" ]
+	wait_prog_names ""
+	wait_map_names ""
+	run -3 "$LT" status
+}
+
+@test "the kernel BTF is parsed once per load: one open of /sys/kernel/btf/vmlinux" {
+	local trace="$BATS_TEST_TMPDIR/strace"
+	run -0 strace -f -e trace=openat,open -o "$trace" "$LT" load
+	run -0 grep -c '"/sys/kernel/btf/vmlinux"' "$trace"
+	assert_output 1
+	run -0 "$LT" status
+}
+
+@test "four loads at once: one wins (0), the others exit 4, no program leaks" {
+	wait_prog_names ""
+	local i pids=() codes=()
+	for i in 1 2 3 4; do
+		"$LT" load >/dev/null 2>"$BATS_TEST_TMPDIR/err$i" 3>&- &
+		pids+=($!)
+	done
+	for i in 0 1 2 3; do
+		local rc=0
+		wait "${pids[$i]}" || rc=$?
+		codes+=("$rc")
+	done
+	run -0 bash -c "printf '%s\n' ${codes[*]} | sort | paste -sd' '"
+	assert_output "0 4 4 4"
+	for i in 1 2 3 4; do
+		run -0 cat "$BATS_TEST_TMPDIR/err$i"
+		[ -z "$output" ] || [[ "$output" == "lowtrace: "* && "${#lines[@]}" == 1 ]]
+	done
+	wait_prog_names "lt_exec lt_exit lt_fork"
+	run -0 ls /sys/fs/bpf
+	refute_line --regexp '^lowtrace-tmp'
+	run -0 ls "$PIN/links"
+	assert_output "$(printf 'exec\nexit\nfork')"
+}
+
+@test "-v load: same summary on stdout, libbpf's messages on stderr" {
+	run --separate-stderr -0 "$LT" -v load --probes exec
+	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
+	assert_line --regexp '^exec +tp_btf +[0-9]+ +[0-9]+ +0$'
+	[[ "$stderr" == *"libbpf: "* ]]
+	run --separate-stderr -0 "$LT" --verbose unload
+	assert_output "unloaded: removed /sys/fs/bpf/lowtrace"
+}
+
+@test "unload of a half-removed suite (links already gone, e.g. an interrupted unload) removes the rest" {
+	run -0 "$LT" load
+	# what an unload killed between its two steps leaves behind
+	rm -r "$PIN/links"
+	wait_prog_names ""
+	run --separate-stderr "$LT" unload
+	assert_equal "$stderr" ""
+	assert_equal "$status" 0
+	[ ! -e "$PIN" ]
+	wait_map_names ""
+}
