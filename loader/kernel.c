@@ -43,8 +43,8 @@ static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 	return d[cap / 32].effective & (1u << (cap % 32));
 }
 
-/* Clear errors for what a load needs, before libbpf gives a cryptic one. */
-static int check_env(void)
+/* A clear error for missing privileges, before the kernel gives a cryptic one. */
+static int check_privileges(void)
 {
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct d[2] = {};
@@ -53,6 +53,15 @@ static int check_env(void)
 	    !(has_cap(d, 39 /* CAP_PERFMON */) && has_cap(d, 38 /* CAP_BPF */)))
 		return lt_error(LT_ENV, "permission denied: run as root (or with CAP_BPF, "
 					"CAP_PERFMON and CAP_SYS_ADMIN)");
+	return LT_OK;
+}
+
+static int check_env(void)
+{
+	int err = check_privileges();
+
+	if (err)
+		return err;
 	if (access(VMLINUX_BTF, R_OK))
 		return lt_error(LT_ENV, "no kernel BTF: %s: %s (needs CONFIG_DEBUG_INFO_BTF=y)",
 				VMLINUX_BTF, strerror(errno));
@@ -79,8 +88,11 @@ static int rm_tree_at(int dfd, const char *name)
 	struct dirent *e;
 	int err = 0;
 
-	if (fd < 0)
-		return unlinkat(dfd, name, 0) ? -errno : 0;
+	if (fd < 0) {
+		if (unlinkat(dfd, name, 0) && errno != ENOENT)
+			return -errno;
+		return 0; /* a file, or already gone (an interrupted unload) */
+	}
 	d = fdopendir(fd);
 	if (!d) {
 		close(fd);
@@ -93,7 +105,7 @@ static int rm_tree_at(int dfd, const char *name)
 			err = -errno;
 	}
 	closedir(d);
-	if (unlinkat(dfd, name, AT_REMOVEDIR))
+	if (unlinkat(dfd, name, AT_REMOVEDIR) && errno != ENOENT)
 		err = -errno;
 	return err;
 }
@@ -155,6 +167,7 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	int cg_fd = -1, err, ret = LT_FAIL;
 	struct stat st;
 
+	/* every check that can fail comes before anything is touched */
 	err = check_env();
 	if (err)
 		return err;
@@ -162,16 +175,11 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 		err = ensure_bpffs();
 		if (err)
 			return err;
-		if (stat(LT_PIN_DIR, &st) == 0) {
-			if (!o->replace)
-				return lt_error(LT_ALREADY_LOADED,
-						"already loaded (pinned at %s): run 'lowtrace "
-						"unload' first, or load --replace",
-						LT_PIN_DIR);
-			err = lt_unload();
-			if (err)
-				return err;
-		}
+		if (stat(LT_PIN_DIR, &st) == 0 && !o->replace)
+			return lt_error(LT_ALREADY_LOADED,
+					"already loaded (pinned at %s): run 'lowtrace unload' "
+					"first, or load --replace",
+					LT_PIN_DIR);
 	}
 	if (o->cgroup) {
 		cg_fd = open_cgroup(o->cgroup, &cg_id);
@@ -237,6 +245,9 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 		 * (bpffs rejects dots in names, hence no ".tmp") */
 		snprintf(tmp, sizeof(tmp), "%s/lowtrace-tmp-%d", LT_PIN_ROOT, (int)getpid());
 		err = pin_all(s, tmp);
+		/* --replace: the old suite goes only once the new one is attached */
+		if (!err && o->replace && stat(LT_PIN_DIR, &st) == 0 && lt_unload() != LT_OK)
+			err = -EBUSY;
 		if (!err && rename(tmp, LT_PIN_DIR))
 			err = -errno;
 		if (err) {
@@ -272,8 +283,10 @@ void lt_suite_free(struct lt_suite *s)
 int lt_unload(void)
 {
 	struct stat st;
-	int err;
+	int err = check_privileges();
 
+	if (err)
+		return err;
 	if (stat(LT_PIN_DIR, &st))
 		return lt_error(errno == ENOENT ? LT_NOT_LOADED : LT_FAIL, "not loaded: %s: %s",
 				LT_PIN_DIR, strerror(errno));

@@ -113,7 +113,7 @@ static void help_unload(void)
 	       "    Removes every link and map pin under " LT_PIN_DIR " and the directory.\n"
 	       "    The kernel frees the programs and maps once no process holds them; a\n"
 	       "    running 'lowtrace events' notices and exits.\n\n"
-	       "EXIT STATUS\n    0 unloaded; 3 not loaded; 1 failure.\n");
+	       "EXIT STATUS\n    0 unloaded; 3 not loaded; 5 no privileges; 1 failure.\n");
 }
 
 static void help_status(void)
@@ -273,7 +273,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			exit(LT_OK);
 		}
 		if (o == '?')
-			return lt_error(LT_USAGE, "%s: unknown option '%s' (see '%s -h')", argv[0],
+			return lt_error(LT_USAGE, "%s: unknown option '%s' (see 'lowtrace %s -h')", argv[0],
 					argv[optind - 1], argv[0]);
 		if (o == ':')
 			return lt_error(LT_USAGE, "%s: option '%s' needs a value", argv[0],
@@ -282,7 +282,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			ok |= *a == o;
 		if (!ok)
 			return lt_error(LT_USAGE,
-					"%s: option '%s' does not apply here (see '%s -h')",
+					"%s: option '%s' does not apply here (see 'lowtrace %s -h')",
 					argv[0], argv[optind - 1], argv[0]);
 		switch (o) {
 		case OPT_PROBES:
@@ -325,9 +325,13 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			break;
 		case OPT_COUNT:
 			err = parse_u64("--count", optarg, false, ~0ull, &c->count);
+			if (!err && !c->count)
+				err = lt_error(LT_USAGE, "--count: must be at least 1");
 			break;
 		case OPT_DURATION:
 			err = parse_u64("--duration", optarg, false, 86400 * 365, &c->duration_s);
+			if (!err && !c->duration_s)
+				err = lt_error(LT_USAGE, "--duration: must be at least 1");
 			break;
 		default:
 			err = LT_USAGE;
@@ -336,7 +340,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			return err;
 	}
 	if (optind < argc)
-		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see '%s -h')", argv[0],
+		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see 'lowtrace %s -h')", argv[0],
 				argv[optind], argv[0]);
 	return LT_OK;
 }
@@ -372,7 +376,7 @@ static void print_status_text(const struct lt_status *st)
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
 		if (!ps->loaded) {
-			printf("%-8s %-8s\n", lt_probes[i].name, "-");
+			printf("%-8s -\n", lt_probes[i].name);
 			continue;
 		}
 		printf("%-8s %-8s %-8u %12llu %12llu\n", lt_probes[i].name, ps->hook, ps->prog_id,

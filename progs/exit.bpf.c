@@ -2,21 +2,50 @@
 /* exit: one record per process, when its last thread exits. */
 #include "lt_common.bpf.h"
 
+/* The tracepoint's newer prototype, which tells the last thread (group_dead). */
+typedef void (*btf_trace_sched_process_exit___gd)(void *, struct task_struct *, bool);
+
+/* Older kernels: the process is identified by its signal_struct and start time. */
+struct lt_exit_key {
+	__u64 signal;
+	__u64 start_time;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024); /* entries matter for microseconds only */
+	__type(key, struct lt_exit_key);
+	__type(value, __u8);
+} lt_exit_seen SEC(".maps");
+
+/*
+ * Is `p` the thread whose exit ends its process? With the group_dead
+ * argument (newer kernels) the kernel says so. Before it, signal->live == 0
+ * only says the count has reached zero: threads exiting at once on several
+ * CPUs can all see it, so the first one to claim the process in an LRU map
+ * wins. CO-RE picks the branch at load; the other is dead code.
+ */
+static __always_inline bool last_thread(unsigned long long *ctx, struct task_struct *p)
+{
+	struct lt_exit_key key = {};
+	__u8 one = 1;
+
+	if (bpf_core_type_matches(btf_trace_sched_process_exit___gd))
+		return (bool)ctx[1];
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return false;
+	key.signal = (__u64)BPF_CORE_READ(p, signal);
+	key.start_time = BPF_CORE_READ(p, group_leader, start_time);
+	return bpf_map_update_elem(&lt_exit_seen, &key, &one, BPF_NOEXIST) == 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *p)
 {
 	struct lt_exit *r;
-	struct task_struct *leader;
 	int code;
 
-	/*
-	 * signal->live reaches 0 when the last thread of the group passes
-	 * do_exit; earlier threads (leader included) are not the process end.
-	 * Newer kernels add a group_dead argument; reading live works on all.
-	 */
-	if (BPF_CORE_READ(p, signal, live.counter) != 0)
-		return 0;
-	if (lt_skip_current())
+	if (!last_thread(ctx, p) || lt_skip_current())
 		return 0;
 	r = lt_reserve(LT_PROBE_EXIT, sizeof(*r));
 	if (!r)
@@ -28,8 +57,7 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 	r->core_dumped = (code & 0x80) != 0;
 	r->_pad0[0] = r->_pad0[1] = r->_pad0[2] = 0;
 	r->ppid = BPF_CORE_READ(p, real_parent, tgid);
-	leader = BPF_CORE_READ(p, group_leader);
-	r->lifetime_ns = r->hdr.ts_ns - BPF_CORE_READ(leader, start_time);
+	r->lifetime_ns = r->hdr.ts_ns - BPF_CORE_READ(p, group_leader, start_time);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	lt_submit(LT_PROBE_EXIT, r);
 	return 0;

@@ -36,7 +36,9 @@ release_forker() {
 	assert_output ''
 	assert_equal "$stderr" "lowtrace: another 'lowtrace events' is reading the ring; only one consumer at a time"
 	# the first one is unaffected
-	! proc_gone "$EV_PID"
+	if proc_gone "$EV_PID"; then
+		fail "the first events exited when the second was refused"
+	fi
 	local sp
 	/bin/sh -c 'exit 0' "$MARK" 3>&- &
 	sp=$!

@@ -46,7 +46,7 @@ lt_fails() {
 	lt_fails 2 --frob
 	assert_equal "$stderr" "lowtrace: unknown option '--frob' (see 'lowtrace -h')"
 	lt_fails 2 load --frob
-	assert_equal "$stderr" "lowtrace: load: unknown option '--frob' (see 'load -h')"
+	assert_equal "$stderr" "lowtrace: load: unknown option '--frob' (see 'lowtrace load -h')"
 	lt_fails 2 events -x
 	assert_regex "$stderr" "^lowtrace: events: unknown option "
 	assert_nothing_loaded
@@ -54,18 +54,18 @@ lt_fails() {
 
 @test "option that does not apply to the command: exit 2" {
 	lt_fails 2 unload --json
-	assert_equal "$stderr" "lowtrace: unload: option '--json' does not apply here (see 'unload -h')"
+	assert_equal "$stderr" "lowtrace: unload: option '--json' does not apply here (see 'lowtrace unload -h')"
 	lt_fails 2 events --ringbuf-size 8192
 	lt_fails 2 load --count 3
 	lt_fails 2 run --replace
-	assert_equal "$stderr" "lowtrace: run: option '--replace' does not apply here (see 'run -h')"
+	assert_equal "$stderr" "lowtrace: run: option '--replace' does not apply here (see 'lowtrace run -h')"
 	lt_fails 2 status --text
 	assert_nothing_loaded
 }
 
 @test "unexpected argument: exit 2" {
 	lt_fails 2 load exec
-	assert_equal "$stderr" "lowtrace: load: unexpected argument 'exec' (see 'load -h')"
+	assert_equal "$stderr" "lowtrace: load: unexpected argument 'exec' (see 'lowtrace load -h')"
 	assert_nothing_loaded
 }
 
@@ -282,7 +282,7 @@ lt_fails() {
 	assert_nothing_loaded
 }
 
-@test "a failed load in the middle (run without privileges) leaves no temp pin dir" {
+@test "run without privileges: exit 5, nothing loaded, no temp pin dir" {
 	local d
 	d=$(mktemp -d /tmp/lowtrace-nobody.XXXXXX)
 	LT_TMPDIRS+=("$d")
@@ -293,5 +293,13 @@ lt_fails() {
 	assert_one_error_line
 	run -0 ls /sys/fs/bpf
 	refute_line --regexp '^lowtrace'
+	assert_nothing_loaded
+}
+
+@test "--count 0 and --duration 0 are refused, not taken as 'no limit': exit 2" {
+	lt_fails 2 events --count 0
+	assert_equal "$stderr" "lowtrace: --count: must be at least 1"
+	lt_fails 2 run --duration 0
+	assert_equal "$stderr" "lowtrace: --duration: must be at least 1"
 	assert_nothing_loaded
 }

@@ -21,7 +21,8 @@ prog_ids_of() {
 	i=4
 	for name in exec exit fork; do
 		id=$(prog_ids_of "lt_$name")
-		[ -n "$id" ] && [ "$(wc -w <<<"$id")" = 1 ]
+		[ -n "$id" ]
+		[ "$(wc -w <<<"$id")" = 1 ]
 		assert_line -n $i --regexp "^$name +tp_btf +$id +[0-9]+ +0\$"
 		i=$((i + 1))
 	done
@@ -130,7 +131,8 @@ prog_ids_of() {
 	for name in exec exit fork; do
 		ev=$(jq -r --arg n "$name" '.probes[] | select(.name == $n) | .events' <<<"$after")
 		now=$(awk -v n="$name" '$1 == n && $2 == "tp_btf" && $5 == 0 {print $4}' <<<"$text")
-		[ -n "$now" ] && [ "$now" -ge "$ev" ]
+		[ -n "$now" ]
+		[ "$now" -ge "$ev" ]
 	done
 }
 
@@ -141,13 +143,14 @@ prog_ids_of() {
 	run --separate-stderr -0 "$LT" load --replace
 	assert_equal "$stderr" ""
 	assert_line -n 1 "ring buffer: 1048576 bytes"
+	# the old programs go away (the kernel frees them asynchronously)
+	wait_prog_names "lt_exec lt_exit lt_fork"
 	local new
 	new=$(prog_ids_of lt_exec)
-	[ -n "$new" ] && [ "$new" != "$old" ]
+	[ -n "$new" ]
+	[ "$new" != "$old" ]
 	run -0 probe_field exec prog_id
 	assert_output "$new"
-	# the old programs go away
-	wait_prog_names "lt_exec lt_exit lt_fork"
 	run -0 ls "$PIN/links"
 	assert_output "$(printf 'exec\nexit\nfork')"
 }

@@ -140,6 +140,10 @@ print(len(bad))' "$OUT"
 	[ "$want" -gt 0 ]
 	assert_output "[4,true,true,4,$want]"
 	run -0 jq -e --arg c $'\x02' '.args[3] | test("^(\($c))+$")' <<<"$rec"
-	# the raw JSON is 6 bytes per escaped byte
-	run -0 grep -aoE '"args":\[.*\]' "$OUT"
+	# in the raw line each \x02 is the 6 bytes \u0002, each \x01/\xff of the path \u0001/\u00ff
+	local raw
+	raw=$(grep -aF '{"type":"exec",' "$OUT" | grep -aF "\"pid\":$sp,")
+	run -0 bash -c 'grep -oF "\\u0002" | wc -l' <<<"$raw"
+	assert_output "$want"
+	run -1 env LC_ALL=C grep -cP '[\x00-\x1f\x7f-\xff]' <<<"$raw"
 }
