@@ -190,12 +190,7 @@ lt_fails() {
 }
 
 @test "no privileges (uid 65534): load exits 5, nothing pinned or loaded" {
-	local d
-	d=$(mktemp -d /tmp/lowtrace-nobody.XXXXXX)
-	LT_TMPDIRS+=("$d")
-	cp "$LT" "$d/lowtrace"
-	chmod 0755 "$d" "$d/lowtrace"
-	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$d/lowtrace" load
+	as_nobody load
 	assert_equal "$status" 5
 	assert_one_error_line
 	assert_output ''
@@ -206,7 +201,7 @@ lt_fails() {
 	run -0 "$LT" load
 	local cmd
 	for cmd in status events; do
-		run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$d/lowtrace" "$cmd"
+		as_nobody "$cmd"
 		assert_equal "$status" 5
 		assert_one_error_line
 		assert_equal "$stderr" "lowtrace: permission denied: /sys/fs/bpf/lowtrace (run as root)"
@@ -214,22 +209,17 @@ lt_fails() {
 }
 
 @test "no privileges (uid 65534): unload exits 5 and removes nothing" {
-	local d
-	d=$(mktemp -d /tmp/lowtrace-nobody.XXXXXX)
-	LT_TMPDIRS+=("$d")
-	cp "$LT" "$d/lowtrace"
-	chmod 0755 "$d" "$d/lowtrace"
 	run -0 "$LT" load
-	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$d/lowtrace" unload
+	as_nobody unload
+	# exit 5 is "no privileges" in lowtrace -h, as status and events use it
+	assert_equal "$status" 5
 	assert_one_error_line
 	assert_output ''
-	# the suite is untouched whatever the code
+	assert_regex "$stderr" "^lowtrace: permission denied"
+	# the suite is untouched
 	run -0 ls "$PIN/links"
 	assert_output "$(printf 'exec\nexit\nfork')"
 	run -0 "$LT" status
-	# exit 5 is "no privileges" in lowtrace -h, as status and events use it
-	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$d/lowtrace" unload
-	assert_equal "$status" 5
 }
 
 @test "root without CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON: load exits 5, nothing pinned or loaded" {
@@ -283,12 +273,7 @@ lt_fails() {
 }
 
 @test "run without privileges: exit 5, nothing loaded, no temp pin dir" {
-	local d
-	d=$(mktemp -d /tmp/lowtrace-nobody.XXXXXX)
-	LT_TMPDIRS+=("$d")
-	cp "$LT" "$d/lowtrace"
-	chmod 0755 "$d" "$d/lowtrace"
-	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$d/lowtrace" run --duration 1
+	as_nobody run --duration 1
 	assert_equal "$status" 5
 	assert_one_error_line
 	run -0 ls /sys/fs/bpf

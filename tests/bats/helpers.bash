@@ -210,26 +210,20 @@ lt_map_names() {
 	bpftool map show -j | jq -r '.[].name // empty' | grep -E '^(lt_|lowtrace\.)' | sort || true
 }
 
-# wait_prog_names EXPECTED [SECS]: the kernel frees programs asynchronously.
-wait_prog_names() {
-	local i n=$((${2:-5} * 10))
+# wait_names LISTER EXPECTED [SECS]: the kernel frees objects asynchronously,
+# so poll until the lister (lt_prog_names, lt_map_names) prints EXPECTED.
+wait_names() {
+	local i n=$((${3:-5} * 10))
 	for ((i = 0; i < n; i++)); do
-		[ "$(lt_prog_names | paste -sd' ')" = "$1" ] && return 0
+		[ "$("$1" | paste -sd' ')" = "$2" ] && return 0
 		sleep 0.1
 	done
-	echo "lt_* programs: '$(lt_prog_names | paste -sd' ')', expected '$1'" >&2
+	echo "$1: '$("$1" | paste -sd' ')', expected '$2'" >&2
 	return 1
 }
 
-wait_map_names() {
-	local i n=$((${2:-5} * 10))
-	for ((i = 0; i < n; i++)); do
-		[ "$(lt_map_names | paste -sd' ')" = "$1" ] && return 0
-		sleep 0.1
-	done
-	echo "lt_* maps: '$(lt_map_names | paste -sd' ')', expected '$1'" >&2
-	return 1
-}
+wait_prog_names() { wait_names lt_prog_names "$@"; }
+wait_map_names() { wait_names lt_map_names "$@"; }
 
 # After a failed or finished load: nothing pinned, no program of ours left.
 assert_nothing_loaded() {
@@ -294,4 +288,18 @@ assert_one_error_line() {
 		echo "stderr does not start with 'lowtrace: ': $stderr" >&2
 		return 1
 	}
+}
+
+# as_nobody ARGS...: run a copy of lowtrace as uid/gid 65534 (`run` style:
+# sets status, output, stderr). The copy sits where nobody can execute it.
+as_nobody() {
+	if [ -z "${NOBODY_LT:-}" ]; then
+		local d
+		d=$(mktemp -d /tmp/lowtrace-nobody.XXXXXX)
+		LT_TMPDIRS+=("$d")
+		cp "$LT" "$d/lowtrace"
+		chmod 0755 "$d" "$d/lowtrace"
+		NOBODY_LT="$d/lowtrace"
+	fi
+	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$NOBODY_LT" "$@"
 }
