@@ -87,9 +87,10 @@ release_forker() {
 	assert_equal "$status" 0
 }
 
-@test "run --duration 2: its own unpinned copy streams an exec, then everything is gone" {
+@test "run --duration: its own unpinned copy streams an exec, then everything is gone" {
 	wait_prog_names ""
-	run_bg "$OUT" --duration 2
+	# long enough for the checks below on a slow (TCG) guest
+	run_bg "$OUT" --duration 8
 	# loaded in the kernel, pinned nowhere
 	wait_prog_names "lt_exec lt_exit lt_fork"
 	[ ! -e "$PIN" ]
@@ -100,7 +101,7 @@ release_forker() {
 	wait "$sp" || rc=$?
 	assert_equal "$rc" 3
 	wait_record "$OUT" ".type == \"exit\" and .pid == $sp"
-	wait_rc "$RUN_PID" 10
+	wait_rc "$RUN_PID" 20
 	assert_equal "$RC" 0
 	run -0 cat "$OUT.err"
 	assert_output ''
