@@ -270,12 +270,19 @@ out_cg:
 	return ret;
 }
 
+void lt_suite_detach(struct lt_suite *s)
+{
+	for (int i = 0; i < LT_PROBE_SLOTS; i++) {
+		bpf_link__destroy(s->links[i]); /* a pinned link stays attached */
+		s->links[i] = NULL;
+	}
+}
+
 void lt_suite_free(struct lt_suite *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < LT_PROBE_SLOTS; i++)
-		bpf_link__destroy(s->links[i]); /* a pinned link stays attached */
+	lt_suite_detach(s);
 	lowtrace__destroy(s->skel);
 	free(s);
 }
@@ -417,7 +424,15 @@ struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx)
 
 int lt_ring_poll(struct lt_ring *r, int timeout_ms)
 {
-	return ring_buffer__poll(r->rb, timeout_ms);
+	int n = ring_buffer__poll(r->rb, timeout_ms), m;
+
+	/* producers wake us only when the ring fills up: drain on the timer too */
+	if (n < 0 && n != -EINTR)
+		return n;
+	m = ring_buffer__consume(r->rb);
+	if (m < 0)
+		return m;
+	return n > 0 ? n + m : (m ? m : n);
 }
 
 void lt_ring_free(struct lt_ring *r)

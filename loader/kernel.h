@@ -26,7 +26,8 @@ struct lt_load_opts {
 struct lt_suite; /* a loaded suite, pinned or in-process */
 
 int lt_load(const struct lt_load_opts *o, struct lt_suite **out);
-void lt_suite_free(struct lt_suite *s); /* detaches what is not pinned */
+void lt_suite_detach(struct lt_suite *s); /* closes links: unpinned ones detach */
+void lt_suite_free(struct lt_suite *s);
 int lt_unload(void);
 
 /* The fds a consumer needs, from an in-process suite or from the pins. */
@@ -54,7 +55,8 @@ void lt_stats_close(struct lt_stats_reader *r);
 typedef int (*lt_sample_fn)(void *ctx, void *data, size_t size);
 struct lt_ring;
 struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx);
-int lt_ring_poll(struct lt_ring *r, int timeout_ms); /* records handled, or -errno */
+/* Wait up to timeout_ms, then drain: records handled, or -errno (-EINTR: signal) */
+int lt_ring_poll(struct lt_ring *r, int timeout_ms);
 void lt_ring_free(struct lt_ring *r);
 
 /* What `status` shows, read from the pins and the kernel. */

@@ -18,6 +18,7 @@
 #define DEFAULT_RINGBUF (1u << 20)
 #define OUT_BUF_SIZE (256 * 1024)
 #define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
+#define POLL_MS 100 /* producers wake us only when the ring fills: the latency bound */
 
 int lt_verbose;
 static volatile sig_atomic_t stop_signal;
@@ -563,7 +564,12 @@ static void report_drops(struct lt_stats_reader *sr, uint64_t *last)
 			(unsigned long long)total, msg);
 }
 
-static int stream(const struct lt_handles *h, const struct cli *c)
+/*
+ * Stream records until a signal, --count, --duration or unload. `own` is the
+ * in-process suite of `run`: on a stop it is detached first and the ring
+ * drained, so records already written are printed, not freed with the ring.
+ */
+static int stream(const struct lt_handles *h, const struct cli *c, struct lt_suite *own)
 {
 	static char outbuf[OUT_BUF_SIZE];
 	static struct stream s;
@@ -571,7 +577,7 @@ static int stream(const struct lt_handles *h, const struct cli *c)
 	uint64_t last_drops[LT_PROBE_SLOTS] = {}, start = now_ms(), last_check = start;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct lt_ring *ring;
-	int err = LT_OK, n;
+	int err = LT_OK, n = 0;
 
 	s.out.p = outbuf;
 	s.out.cap = sizeof(outbuf);
@@ -599,7 +605,7 @@ static int stream(const struct lt_handles *h, const struct cli *c)
 	}
 	while (!stop_signal) {
 		uint64_t t;
-		int timeout = 1000;
+		int timeout = POLL_MS;
 
 		if (c->duration_s) {
 			uint64_t end = start + c->duration_s * 1000;
@@ -628,6 +634,10 @@ static int stream(const struct lt_handles *h, const struct cli *c)
 			}
 		}
 	}
+	if (own && !err && n != STOP_SAMPLE && !s.write_failed) {
+		lt_suite_detach(own);
+		lt_ring_poll(ring, 0);
+	}
 	flush_out(&s);
 	report_drops(&sr, last_drops);
 	if (s.ds.rejected || s.ds.unknown)
@@ -654,7 +664,7 @@ static int cmd_events(int argc, char **argv)
 	err = lt_open_pinned(&h, true);
 	if (err)
 		return err;
-	err = stream(&h, &c);
+	err = stream(&h, &c, NULL);
 	lt_close_handles(&h);
 	return err;
 }
@@ -676,7 +686,7 @@ static int cmd_run(int argc, char **argv)
 	if (err)
 		return err;
 	lt_suite_handles(s, &h);
-	err = stream(&h, &c);
+	err = stream(&h, &c, s);
 	lt_suite_free(s);
 	return err;
 }

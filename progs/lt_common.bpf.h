@@ -65,13 +65,20 @@ static __always_inline void *lt_reserve(__u32 probe, __u32 size)
 	return rec;
 }
 
+/*
+ * Submit without waking the consumer until a quarter of the ring is pending:
+ * a wake-up per record costs more than the record (measured in
+ * docs/performance.md), and the consumer polls on a short timer anyway.
+ */
 static __always_inline void lt_submit(__u32 probe, void *rec)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
+	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
 
 	if (st)
 		st->events++;
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, pending >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size)

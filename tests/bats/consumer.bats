@@ -285,3 +285,19 @@ release_forker() {
 	assert_equal "${#lines[@]}" 1
 	run -0 jq -e -c . <<<"$output"
 }
+
+@test "run stopped by SIGINT first prints what the kernel already wrote" {
+	run_bg "$OUT" --probes exec --json
+	local i
+	kill -STOP "$RUN_PID"
+	for i in 1 2 3 4 5; do
+		/bin/sh -c true "$MARK-$i" 3>&-
+	done
+	kill -INT "$RUN_PID"
+	kill -CONT "$RUN_PID"
+	wait_rc "$RUN_PID" 10
+	assert_equal "$RC" 0
+	run -0 count_records "$OUT" ".type == \"exec\" and (.args | index(\"true\")) and (.args[-1] | startswith(\"$MARK-\"))"
+	assert_output 5
+	assert_nothing_loaded
+}
