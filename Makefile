@@ -12,7 +12,7 @@ PKG_CONFIG ?= pkg-config
 
 # Debian packages: build, then tests
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2
+DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 qemu-system-x86 busybox-static
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs
@@ -132,3 +132,11 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d)
+
+# ---- kernel matrix: the same tests in qemu on Debian kernels (tests/vm/vmtest) ----
+# make vmtest [KERNELS="5.10 6.1 6.12 7.2"]; results in build/vm/
+KERNELS ?= 5.10 6.1 6.12 7.2
+.PHONY: vmtest
+vmtest: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	tests/vm/vmtest $(KERNELS)
