@@ -13,7 +13,7 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: build, then tests
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2
-# make vmtest only: the kernel matrix in qemu
+# the kernel matrix in qemu (make vmtest)
 DEPS_VM := qemu-system-x86 busybox-static
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
@@ -44,16 +44,28 @@ help:
 	@echo "make load       deps + build + lowtrace load"
 	@echo "make unload     lowtrace unload"
 	@echo "make test       deps + build + unit and bats tests (as root)"
+	@echo "make vmtest     the tests in qemu on Debian kernels (KERNELS=\"$(KERNELS)\")"
 	@echo "make install    install the binary under PREFIX ($(PREFIX))"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make clean      remove build/"
 
-# ---- dependencies: one stamp, so a second run costs nothing ----
+# ---- dependencies: stamps, so a second run costs nothing ----
+# `make deps` (and test, vmtest) installs everything; `make load` only what building needs
+DEPS_BUILD_STAMP := $(BUILD)/.deps-build-stamp
 deps: $(DEPS_STAMP)
 
 $(DEPS_STAMP): Makefile
-	@mkdir -p $(BUILD)
-	@pkgs="$(DEPS_BUILD) $(DEPS_TEST)"; \
+	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM))
+	@touch $@ $(DEPS_BUILD_STAMP)
+
+$(DEPS_BUILD_STAMP): Makefile
+	@$(call install_pkgs,$(DEPS_BUILD))
+	@touch $@
+
+# install_pkgs(list): apt-get update + install of the missing ones (and clang-19, else clang)
+define install_pkgs
+	mkdir -p $(BUILD); \
+	pkgs="$(1)"; \
 	if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then \
 		echo "not a Debian system: install these packages (or equivalents): clang-19 $$pkgs"; \
 		exit 0; \
@@ -72,7 +84,7 @@ $(DEPS_STAMP): Makefile
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
 			|| { echo "make deps: apt-get install$$missing failed"; exit 1; }; \
 	fi
-	@touch $@
+endef
 
 # ---- BPF: each program separately, then linked into ONE object ----
 $(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h headers/lt_abi.h vmlinux.h
@@ -109,7 +121,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(CORE_OBJS)
 $(BUILD)/tests/test_abi: $(BUILD)/lowtrace.bpf.o
 
 # ---- user targets ----
-load: $(DEPS_STAMP)
+load: $(DEPS_BUILD_STAMP)
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/lowtrace load
 
@@ -139,11 +151,6 @@ clean:
 # make vmtest [KERNELS="5.10 6.1 6.12 7.2"]; results in build/vm/
 KERNELS ?= 5.10 6.1 6.12 7.2
 .PHONY: vmtest
-DEPS_VM_STAMP := $(BUILD)/.deps-vm-stamp
-$(DEPS_VM_STAMP): $(DEPS_STAMP)
-	@$(MAKE) --no-print-directory -B $(DEPS_STAMP) DEPS_TEST="$(DEPS_TEST) $(DEPS_VM)"
-	@touch $@
-
-vmtest: $(DEPS_VM_STAMP)
+vmtest: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	tests/vm/vmtest $(KERNELS)
