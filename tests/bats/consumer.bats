@@ -9,13 +9,14 @@ setup() {
 	OUT="$BATS_TEST_TMPDIR/events"
 }
 
-# gated_forker N: a bash that waits on a fifo, then forks N /bin/true and exits.
+# gated_forker N: a bash that waits on a fifo, then forks N subshells (fork
+# without exec: cheap, also under qemu's TCG) and exits.
 # Until released it does nothing at all (read is a builtin): with --pid it is
 # the only source of records, so counters are exact. Sets GATE and FORKER.
 gated_forker() {
 	GATE="$BATS_TEST_TMPDIR/gate"
 	mkfifo "$GATE"
-	bash -c 'read -r _ <"$1"; for ((i = 0; i < $2; i++)); do /bin/true; done; exit 0' \
+	bash -c 'read -r _ <"$1"; for ((i = 0; i < $2; i++)); do (:); done; exit 0' \
 		bash "$GATE" "$1" 3>&- &
 	FORKER=$!
 	bg_track "$FORKER"
