@@ -26,6 +26,8 @@ enum lt_type {
 	LT_TYPE_EXEC = 1,
 	LT_TYPE_EXIT = 2,
 	LT_TYPE_FORK = 3,
+	LT_TYPE_SIGNAL = 4,
+	LT_TYPE_OOM = 5,
 	LT_TYPE_MAX,
 };
 
@@ -34,6 +36,8 @@ enum lt_probe_id {
 	LT_PROBE_EXEC = 0,
 	LT_PROBE_EXIT = 1,
 	LT_PROBE_FORK = 2,
+	LT_PROBE_SIGNAL = 3,
+	LT_PROBE_OOM = 4,
 	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
 };
 
@@ -86,6 +90,30 @@ struct lt_fork {
 	char comm[LT_COMM_LEN]; /* parent's */
 };
 
+/* A signal generated for a task (sender = the header's pid/tid). */
+struct lt_signal {
+	struct lt_hdr hdr;
+	__u32 target_pid; /* thread group of the target */
+	__u32 target_tid;
+	__s32 sig;
+	__s32 result; /* the kernel's enum trace_signal_result: 0 delivered, 1 ignored, ... */
+	__u8 group; /* sent to the whole thread group */
+	__u8 _pad0[7];
+	char comm[LT_COMM_LEN]; /* sender's */
+	char target_comm[LT_COMM_LEN];
+};
+
+/* The OOM killer chose a victim (the header's pid/tid: the task that ran out of memory). */
+struct lt_oom {
+	struct lt_hdr hdr;
+	__u32 victim_pid;
+	__u32 victim_uid;
+	__u64 pages; /* victim's resident pages (anon + file + shmem) when it was chosen */
+	__u64 total_vm; /* victim's mapped pages */
+	char comm[LT_COMM_LEN]; /* the trigger's */
+	char victim_comm[LT_COMM_LEN];
+};
+
 /* Value of the per-CPU stats array, one slot per enum lt_probe_id. */
 struct lt_stat {
 	__u64 events; /* records written to the ring */
@@ -113,6 +141,17 @@ LT_ASSERT_OFF(struct lt_exit, comm, 48);
 _Static_assert(sizeof(struct lt_fork) == 48, "lt_fork size");
 LT_ASSERT_OFF(struct lt_fork, child_pid, 24);
 LT_ASSERT_OFF(struct lt_fork, comm, 32);
+
+_Static_assert(sizeof(struct lt_signal) == 80, "lt_signal size");
+LT_ASSERT_OFF(struct lt_signal, sig, 32);
+LT_ASSERT_OFF(struct lt_signal, group, 40);
+LT_ASSERT_OFF(struct lt_signal, comm, 48);
+LT_ASSERT_OFF(struct lt_signal, target_comm, 64);
+
+_Static_assert(sizeof(struct lt_oom) == 80, "lt_oom size");
+LT_ASSERT_OFF(struct lt_oom, pages, 32);
+LT_ASSERT_OFF(struct lt_oom, comm, 48);
+LT_ASSERT_OFF(struct lt_oom, victim_comm, 64);
 
 _Static_assert(sizeof(struct lt_stat) == 16, "lt_stat size");
 

@@ -28,7 +28,7 @@
 
 struct lt_suite {
 	struct lowtrace *skel;
-	struct bpf_link *links[LT_PROBE_SLOTS];
+	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
 };
 
 /* libbpf speaks only with -v; otherwise our one-line errors sum its failures up. */
@@ -133,12 +133,15 @@ static int pin_all(struct lt_suite *s, const char *dir)
 			return err;
 	}
 	for (size_t i = 0; i < lt_nprobes; i++) {
-		if (!s->links[lt_probes[i].id])
-			continue;
-		snprintf(path, sizeof(path), "%s/links/%s", dir, lt_probes[i].name);
-		err = bpf_link__pin(s->links[lt_probes[i].id], path);
-		if (err)
-			return err;
+		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			if (!s->links[lt_probes[i].id][k])
+				continue;
+			snprintf(path, sizeof(path), "%s/links/%s", dir,
+				 lt_link_name(lt_probes[i].progs[k]));
+			err = bpf_link__pin(s->links[lt_probes[i].id][k], path);
+			if (err)
+				return err;
+		}
 	}
 	return 0;
 }
@@ -162,6 +165,7 @@ static int open_cgroup(const char *path, uint64_t *id)
 int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 {
 	char tmp[64];
+	struct bpf_program *p;
 	struct lt_suite *s;
 	uint64_t cg_id = 0;
 	int cg_fd = -1, err, ret = LT_FAIL;
@@ -200,16 +204,19 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_tgid = o->pid;
 	s->skel->rodata->lt_cfg_cgroup_id = cg_id;
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
+	/* a program outside the table would load unattached: the table names them all */
+	bpf_object__for_each_program (p, s->skel->obj)
+		bpf_program__set_autoload(p, false);
 	for (size_t i = 0; i < lt_nprobes; i++) {
-		struct bpf_program *p =
-			bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].prog);
-
-		if (!p) {
-			ret = lt_error(LT_FAIL, "program %s missing from the object",
-				       lt_probes[i].prog);
-			goto out;
+		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].progs[k]);
+			if (!p) {
+				ret = lt_error(LT_FAIL, "program %s missing from the object",
+					       lt_probes[i].progs[k]);
+				goto out;
+			}
+			bpf_program__set_autoload(p, (o->probes >> i) & 1);
 		}
-		bpf_program__set_autoload(p, (o->probes >> i) & 1);
 	}
 	err = lowtrace__load(s->skel);
 	if (err) {
@@ -228,15 +235,17 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 		}
 	}
 	for (size_t i = 0; i < lt_nprobes; i++) {
-		struct bpf_program *p;
-
 		if (!((o->probes >> i) & 1))
 			continue;
-		p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].prog);
-		s->links[lt_probes[i].id] = bpf_program__attach(p);
-		if (!s->links[lt_probes[i].id]) {
-			ret = lt_error(LT_FAIL, "cannot attach probe %s: %s", lt_probes[i].name,
-				       strerror(errno));
+		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			struct bpf_link **l = &s->links[lt_probes[i].id][k];
+
+			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].progs[k]);
+			*l = bpf_program__attach(p);
+			if (*l)
+				continue;
+			ret = lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",
+				       lt_probes[i].name, lt_probes[i].progs[k], strerror(errno));
 			goto out;
 		}
 	}
@@ -273,8 +282,10 @@ out_cg:
 void lt_suite_detach(struct lt_suite *s)
 {
 	for (int i = 0; i < LT_PROBE_SLOTS; i++) {
-		bpf_link__destroy(s->links[i]); /* a pinned link stays attached */
-		s->links[i] = NULL;
+		for (int k = 0; k < LT_PROBE_PROGS; k++) {
+			bpf_link__destroy(s->links[i][k]); /* a pinned link stays attached */
+			s->links[i][k] = NULL;
+		}
 	}
 }
 
@@ -509,7 +520,9 @@ int lt_read_status(struct lt_status *st)
 		struct bpf_link_info li = {};
 
 		len = sizeof(li);
-		snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_probes[i].name);
+		/* the main program's link tells the hook */
+		snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR,
+			 lt_link_name(lt_probes[i].progs[0]));
 		fd = bpf_obj_get(path);
 		if (fd < 0)
 			continue;

@@ -66,7 +66,8 @@ static const char main_help[] =
 
 static const char load_opts_help[] =
 	"    --probes LIST        comma-separated probes to attach (default: all default probes)\n"
-	"    --pid PID            only record processes of this thread group (kernel-side)\n"
+	"    --pid PID            only record processes of this thread group (kernel-side;\n"
+	"                         signal and oom also keep signals to it and its OOM kill)\n"
 	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
 	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
 	"                         (default 1M)\n";
@@ -74,7 +75,7 @@ static const char load_opts_help[] =
 static const char events_opts_help[] =
 	"    --json               one JSON object per line (default)\n"
 	"    --text               one key=value line per record; non-printable bytes as \\xNN\n"
-	"    --type LIST          only these record types (exec,exit,fork)\n"
+	"    --type LIST          only these record types (exec,exit,fork,signal,oom)\n"
 	"    --count N            stop after N records\n"
 	"    --duration SECS      stop after SECS seconds\n";
 
@@ -141,7 +142,9 @@ static void help_events(void)
 	       "    full), a line on stderr says how many, per probe.\n"
 	       "    JSON fields: type ts_ns cpu pid tid; exec: ppid uid gid cgroup_id comm\n"
 	       "    filename filename_truncated argc args args_truncated; exit: ppid comm\n"
-	       "    exit_code signal core_dumped lifetime_ns; fork: comm child_pid.\n"
+	       "    exit_code signal core_dumped lifetime_ns; fork: comm child_pid; signal:\n"
+	       "    comm target_pid target_tid target_comm sig sig_name group result; oom:\n"
+	       "    comm victim_pid victim_comm victim_uid pages total_vm_pages.\n"
 	       "    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
 	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
 	       "OPTIONS\n%s"

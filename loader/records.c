@@ -102,13 +102,121 @@ static void fork_text(struct lt_buf *b, const struct lt_rec *r)
 	lt_text_u64(b, "child_pid", f->child_pid);
 }
 
+/* the kernel's enum trace_signal_result */
+static const char *const signal_results[] = { "delivered", "ignored", "already_pending",
+					      "overflow_fail", "lose_info" };
+
+static const char *const signal_names[] = {
+	[1] = "SIGHUP",	  [2] = "SIGINT",    [3] = "SIGQUIT", [4] = "SIGILL",	 [5] = "SIGTRAP",
+	[6] = "SIGABRT",  [7] = "SIGBUS",    [8] = "SIGFPE",  [9] = "SIGKILL",	 [10] = "SIGUSR1",
+	[11] = "SIGSEGV", [12] = "SIGUSR2",  [13] = "SIGPIPE", [14] = "SIGALRM", [15] = "SIGTERM",
+	[16] = "SIGSTKFLT", [17] = "SIGCHLD", [18] = "SIGCONT", [19] = "SIGSTOP", [20] = "SIGTSTP",
+	[21] = "SIGTTIN", [22] = "SIGTTOU",  [23] = "SIGURG", [24] = "SIGXCPU",	 [25] = "SIGXFSZ",
+	[26] = "SIGVTALRM", [27] = "SIGPROF", [28] = "SIGWINCH", [29] = "SIGIO", [30] = "SIGPWR",
+	[31] = "SIGSYS",
+};
+
+/* "SIGUSR1", "SIGRT3" (SIGRTMIN+3), or "SIG42" outside both */
+static void put_signame(struct lt_buf *b, __s32 sig)
+{
+	if (sig > 0 && sig < (__s32)(sizeof(signal_names) / sizeof(signal_names[0]))) {
+		lt_put_s(b, signal_names[sig]);
+	} else if (sig >= 32 && sig <= 64) {
+		lt_put_s(b, "SIGRT");
+		lt_put_u64(b, (uint64_t)(sig - 32));
+	} else {
+		lt_put_s(b, "SIG");
+		lt_put_s64(b, sig);
+	}
+}
+
+static void put_result(struct lt_buf *b, __s32 res)
+{
+	if (res >= 0 && res < (__s32)(sizeof(signal_results) / sizeof(signal_results[0]))) {
+		lt_put_s(b, signal_results[res]);
+	} else {
+		lt_put_s(b, "result_");
+		lt_put_s64(b, res);
+	}
+}
+
+static void signal_json(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_signal *s = REC(r, lt_signal);
+
+	lt_json_str(b, "comm", s->comm, lt_strnlen(s->comm, LT_COMM_LEN));
+	lt_json_u64(b, "target_pid", s->target_pid);
+	lt_json_u64(b, "target_tid", s->target_tid);
+	lt_json_str(b, "target_comm", s->target_comm, lt_strnlen(s->target_comm, LT_COMM_LEN));
+	lt_json_key(b, "sig");
+	lt_put_s64(b, s->sig);
+	lt_json_key(b, "sig_name");
+	lt_put_c(b, '"');
+	put_signame(b, s->sig);
+	lt_put_c(b, '"');
+	lt_json_bool(b, "group", s->group);
+	lt_json_key(b, "result");
+	lt_put_c(b, '"');
+	put_result(b, s->result);
+	lt_put_c(b, '"');
+}
+
+static void signal_text(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_signal *s = REC(r, lt_signal);
+
+	lt_text_str(b, "comm", s->comm, lt_strnlen(s->comm, LT_COMM_LEN));
+	lt_text_u64(b, "target_pid", s->target_pid);
+	lt_text_u64(b, "target_tid", s->target_tid);
+	lt_text_str(b, "target_comm", s->target_comm, lt_strnlen(s->target_comm, LT_COMM_LEN));
+	lt_put_s(b, " sig=");
+	put_signame(b, s->sig);
+	if (s->group)
+		lt_put_s(b, " group");
+	lt_put_s(b, " result=");
+	put_result(b, s->result);
+}
+
+static void oom_json(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_oom *o = REC(r, lt_oom);
+
+	lt_json_str(b, "comm", o->comm, lt_strnlen(o->comm, LT_COMM_LEN));
+	lt_json_u64(b, "victim_pid", o->victim_pid);
+	lt_json_str(b, "victim_comm", o->victim_comm, lt_strnlen(o->victim_comm, LT_COMM_LEN));
+	lt_json_u64(b, "victim_uid", o->victim_uid);
+	lt_json_u64(b, "pages", o->pages);
+	lt_json_u64(b, "total_vm_pages", o->total_vm);
+}
+
+static void oom_text(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_oom *o = REC(r, lt_oom);
+
+	lt_text_str(b, "comm", o->comm, lt_strnlen(o->comm, LT_COMM_LEN));
+	lt_text_u64(b, "victim_pid", o->victim_pid);
+	lt_text_str(b, "victim_comm", o->victim_comm, lt_strnlen(o->victim_comm, LT_COMM_LEN));
+	lt_text_u64(b, "victim_uid", o->victim_uid);
+	lt_text_u64(b, "pages", o->pages);
+	lt_text_u64(b, "total_vm_pages", o->total_vm);
+}
+
 const struct lt_probe lt_probes[] = {
-	{ "exec", "lt_exec", LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(struct lt_exec), true, exec_json,
-	  exec_text, "program executions with filename and argv (tp_btf)" },
-	{ "exit", "lt_exit", LT_PROBE_EXIT, LT_TYPE_EXIT, sizeof(struct lt_exit), true, exit_json,
-	  exit_text, "process exits with code, signal and lifetime (tp_btf)" },
-	{ "fork", "lt_fork", LT_PROBE_FORK, LT_TYPE_FORK, sizeof(struct lt_fork), true, fork_json,
-	  fork_text, "new processes with parent and child pid (tp_btf)" },
+	{ .name = "exec", .progs = { "lt_exec" }, .id = LT_PROBE_EXEC, .type = LT_TYPE_EXEC,
+	  .rec_size = sizeof(struct lt_exec), .dflt = true, .json = exec_json, .text = exec_text,
+	  .about = "program executions with filename and argv (tp_btf)" },
+	{ .name = "exit", .progs = { "lt_exit" }, .id = LT_PROBE_EXIT, .type = LT_TYPE_EXIT,
+	  .rec_size = sizeof(struct lt_exit), .dflt = true, .json = exit_json, .text = exit_text,
+	  .about = "process exits with code, signal and lifetime (tp_btf)" },
+	{ .name = "fork", .progs = { "lt_fork" }, .id = LT_PROBE_FORK, .type = LT_TYPE_FORK,
+	  .rec_size = sizeof(struct lt_fork), .dflt = true, .json = fork_json, .text = fork_text,
+	  .about = "new processes with parent and child pid (tp_btf)" },
+	{ .name = "signal", .progs = { "lt_signal" }, .id = LT_PROBE_SIGNAL, .type = LT_TYPE_SIGNAL,
+	  .rec_size = sizeof(struct lt_signal), .dflt = true, .json = signal_json,
+	  .text = signal_text, .about = "signals generated: sender, target, signal, result (tp_btf)" },
+	{ .name = "oom", .progs = { "lt_oom", "lt_oom_kill" }, .id = LT_PROBE_OOM,
+	  .type = LT_TYPE_OOM, .rec_size = sizeof(struct lt_oom), .dflt = true, .json = oom_json,
+	  .text = oom_text, .about = "OOM kills: victim, its resident pages, the trigger (tp_btf)" },
 };
 const size_t lt_nprobes = sizeof(lt_probes) / sizeof(lt_probes[0]);
 
@@ -120,6 +228,11 @@ const struct lt_probe *lt_probe_by_name(const char *name, size_t len)
 		if (strlen(lt_probes[i].name) == len && !memcmp(lt_probes[i].name, name, len))
 			return &lt_probes[i];
 	return NULL;
+}
+
+const char *lt_link_name(const char *prog)
+{
+	return strncmp(prog, "lt_", 3) ? prog : prog + 3;
 }
 
 const struct lt_probe *lt_probe_by_type(unsigned int type)

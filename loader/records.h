@@ -24,10 +24,15 @@ struct lt_rec {
 
 typedef void (*lt_enc_fn)(struct lt_buf *b, const struct lt_rec *r);
 
+/* Most BPF programs one probe attaches. */
+#define LT_PROBE_PROGS 8
+
 /* One row per probe: everything the loader needs to know about it. */
 struct lt_probe {
-	const char *name; /* CLI name, also the link pin name */
-	const char *prog; /* BPF program name in the object */
+	const char *name; /* CLI name */
+	/* its BPF programs in the object, the main one first; each link is pinned as
+	 * links/NAME, NAME = the program's name without "lt_" */
+	const char *progs[LT_PROBE_PROGS];
 	enum lt_probe_id id; /* slot in lt_stats */
 	enum lt_type type; /* record type it writes */
 	__u16 rec_size; /* sizeof its record */
@@ -42,6 +47,8 @@ extern const size_t lt_nprobes;
 
 const struct lt_probe *lt_probe_by_name(const char *name, size_t len);
 const struct lt_probe *lt_probe_by_type(unsigned int type);
+/* The pin name of a program's link: its name without the "lt_" prefix. */
+const char *lt_link_name(const char *prog);
 
 /* Decoder counters: nothing is rejected silently. */
 struct lt_decode_stats {

@@ -33,5 +33,7 @@ const volatile __u64 lt_cfg_cgroup_id = 0;
 const struct lt_exec *const lt_btf_exec = 0;
 const struct lt_exit *const lt_btf_exit = 0;
 const struct lt_fork *const lt_btf_fork = 0;
+const struct lt_signal *const lt_btf_signal = 0;
+const struct lt_oom *const lt_btf_oom = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

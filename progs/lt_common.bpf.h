@@ -36,14 +36,18 @@ extern struct {
 extern const volatile __u32 lt_cfg_tgid; /* 0: any process */
 extern const volatile __u64 lt_cfg_cgroup_id; /* 0: any; else only tasks under lt_cgroup[0] */
 
+/* True when the current task is outside the --cgroup filter. */
+static __always_inline bool lt_skip_cgroup(void)
+{
+	return lt_cfg_cgroup_id && bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1;
+}
+
 /* True when the current task is outside the load-time filters. */
 static __always_inline bool lt_skip_current(void)
 {
 	if (lt_cfg_tgid && (bpf_get_current_pid_tgid() >> 32) != lt_cfg_tgid)
 		return true;
-	if (lt_cfg_cgroup_id && bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1)
-		return true;
-	return false;
+	return lt_skip_cgroup();
 }
 
 static __always_inline struct lt_stat *lt_stat_slot(__u32 probe)

@@ -18,7 +18,8 @@ start_loop() {
 
 @test "load --pid P: only records of thread group P reach the ring" {
 	start_loop
-	run -0 "$LT" load --pid "$LOOP"
+	# (signal keeps signals *to* P as well: tests/bats/signal.bats)
+	run -0 "$LT" load --pid "$LOOP" --probes exec,exit,fork
 	assert_line -n 2 "filters: pid=$LOOP cgroup_id=any"
 	events_bg "$OUT"
 
@@ -70,7 +71,7 @@ start_loop() {
 	/bin/sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; exec /bin/sh -c "exit 3" "$2"' sh "$go" "$MARK" 3>&- &
 	p=$!
 	bg_track "$p"
-	run -0 "$LT" load --pid "$p"
+	run -0 "$LT" load --pid "$p" --probes exec,exit,fork
 	events_bg "$OUT"
 	touch "$go"
 	wait_rc "$p" 10
@@ -95,7 +96,7 @@ start_loop() {
 	new_cgroup
 	cg=$NEW_CG
 	id=$(stat -c %i "$cg")
-	run -0 "$LT" load --cgroup "$cg"
+	run -0 "$LT" load --cgroup "$cg" --probes exec,exit,fork
 	assert_line -n 2 "filters: pid=any cgroup_id=$id"
 	events_bg "$OUT"
 

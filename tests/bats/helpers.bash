@@ -9,6 +9,17 @@ load '/usr/lib/bats/bats-assert/load'
 LT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/lowtrace"
 PIN=/sys/fs/bpf/lowtrace
 
+# what `load` attaches without --probes: probes in table order, their
+# programs, and the link pins (one per program: its name without "lt_")
+DEFAULT_PROBES=(exec exit fork signal oom)
+DEFAULT_PROGS="lt_exec lt_exit lt_fork lt_oom lt_oom_kill lt_signal" # sorted
+DEFAULT_LINKS="exec exit fork oom oom_kill signal"
+
+# default_status JQ: a JSON array of JQ applied to each default probe name
+default_status() {
+	printf '%s\n' "${DEFAULT_PROBES[@]}" | jq -R . | jq -s -c "map($1)"
+}
+
 LT_BG=()      # pids of background processes started by the test
 LT_CGROUPS=() # cgroup directories created by the test
 LT_TMPDIRS=() # directories created outside BATS_TEST_TMPDIR

@@ -9,17 +9,17 @@ prog_ids_of() {
 	bpftool prog show -j | jq -r --arg n "$1" '.[] | select(.name == $n) | .id'
 }
 
-@test "load: exit 0 and a summary of exec, exit, fork on tp_btf with the kernel's program ids" {
+@test "load: exit 0 and a summary of every default probe on tp_btf with the kernel's program ids" {
 	run --separate-stderr -0 "$LT" load
 	assert_equal "$stderr" ""
-	assert_equal "${#lines[@]}" 7
+	assert_equal "${#lines[@]}" $((4 + ${#DEFAULT_PROBES[@]}))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
 	assert_line -n 3 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS$'
 	local i name id
 	i=4
-	for name in exec exit fork; do
+	for name in "${DEFAULT_PROBES[@]}"; do
 		id=$(prog_ids_of "lt_$name")
 		[ -n "$id" ]
 		[ "$(wc -w <<<"$id")" = 1 ]
@@ -37,7 +37,7 @@ prog_ids_of() {
 	run -0 find "$PIN" -mindepth 1 ! -type d ! -perm 0600
 	assert_output ''
 	run -0 ls "$PIN/links"
-	assert_output "$(printf 'exec\nexit\nfork')"
+	assert_output "$(tr ' ' '\n' <<<"$DEFAULT_LINKS")"
 	run -0 ls "$PIN/maps"
 	assert_line lt_events
 	assert_line lt_stats
@@ -63,7 +63,7 @@ prog_ids_of() {
 
 	run -0 "$LT" load
 	run -0 lt_prog_names
-	assert_output "$(printf 'lt_exec\nlt_exit\nlt_fork')"
+	assert_output "$(tr ' ' '\n' <<<"$DEFAULT_PROGS" | sort)"
 	run -0 lt_map_names
 	assert_line lt_events
 	assert_line lt_stats
@@ -81,17 +81,21 @@ prog_ids_of() {
 	assert_output "$fs_before"
 }
 
-@test "load --probes exec: only exec attached and loaded, status shows exit and fork as not loaded" {
+@test "load --probes exec: only exec attached and loaded, status shows the others as not loaded" {
 	run -0 "$LT" load --probes exec
 	assert_line --regexp '^exec +tp_btf +[0-9]+ +[0-9]+ +[0-9]+$'
 	# (the text pads the HOOK column even when nothing follows)
 	assert_line --regexp '^exit +- *$'
 	assert_line --regexp '^fork +- *$'
+	assert_line --regexp '^oom +- *$'
 	run -0 ls "$PIN/links"
 	assert_output exec
-	run -0 "$LT" status --json
-	run -0 jq -c '[.probes[] | [.name, .loaded, .hook]]' <<<"$output"
-	assert_output '[["exec",true,"tp_btf"],["exit",false,null],["fork",false,null]]'
+	run -0 status_json
+	local st=$output
+	run -0 jq -c '[.probes[] | select(.name != "exec") | .loaded] | unique' <<<"$st"
+	assert_output '[false]'
+	run -0 jq -c '[.probes[] | select(.name == "exec" or .name == "exit") | [.name, .loaded, .hook]]' <<<"$st"
+	assert_output '[["exec",true,"tp_btf"],["exit",false,null]]'
 	# the programs of the other probes are not even loaded
 	wait_prog_names "lt_exec"
 }
@@ -99,8 +103,8 @@ prog_ids_of() {
 @test "load --probes exit,fork: the list is honoured in any order, trailing comma allowed" {
 	run -0 "$LT" load --probes fork,exit,
 	run -0 "$LT" status --json
-	run -0 jq -c '[.probes[] | [.name, .loaded]]' <<<"$output"
-	assert_output '[["exec",false],["exit",true],["fork",true]]'
+	run -0 jq -c '[.probes[] | select(.loaded) | .name]' <<<"$output"
+	assert_output '["exit","fork"]'
 	wait_prog_names "lt_exit lt_fork"
 }
 
@@ -109,10 +113,14 @@ prog_ids_of() {
 	run -0 status_json
 	local before=$output
 	run -0 jq -c '[.loaded, .pin_dir, .ringbuf_size, .filter_pid, .filter_cgroup_id, [.probes[] | [.name, .loaded, .hook, .drops]]]' <<<"$before"
-	assert_output '[true,"/sys/fs/bpf/lowtrace",1048576,0,0,[["exec",true,"tp_btf",0],["exit",true,"tp_btf",0],["fork",true,"tp_btf",0]]]'
+	assert_output "[true,\"/sys/fs/bpf/lowtrace\",1048576,0,0,$(default_status '[.,true,"tp_btf",0]')]"
 	# the prog ids are the kernel's
-	run -0 jq -r '.probes[] | "\(.name) \(.prog_id)"' <<<"$before"
-	assert_output "$(printf 'exec %s\nexit %s\nfork %s' "$(prog_ids_of lt_exec)" "$(prog_ids_of lt_exit)" "$(prog_ids_of lt_fork)")"
+	run -0 jq -r '.probes[] | select(.loaded) | "\(.name) \(.prog_id)"' <<<"$before"
+	local name want=()
+	for name in "${DEFAULT_PROBES[@]}"; do
+		want+=("$name $(prog_ids_of "lt_$name")")
+	done
+	assert_output "$(printf '%s\n' "${want[@]}")"
 
 	local i
 	for i in 1 2 3 4 5; do /bin/true; done
@@ -128,7 +136,7 @@ prog_ids_of() {
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
 	local text=$output name ev now
-	for name in exec exit fork; do
+	for name in exec exit fork; do # (the probes /bin/true makes count)
 		ev=$(jq -r --arg n "$name" '.probes[] | select(.name == $n) | .events' <<<"$after")
 		now=$(awk -v n="$name" '$1 == n && $2 == "tp_btf" && $5 == 0 {print $4}' <<<"$text")
 		[ -n "$now" ]
@@ -144,7 +152,7 @@ prog_ids_of() {
 	assert_equal "$stderr" ""
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	# the old programs go away (the kernel frees them asynchronously)
-	wait_prog_names "lt_exec lt_exit lt_fork"
+	wait_prog_names "$DEFAULT_PROGS"
 	local new
 	new=$(prog_ids_of lt_exec)
 	[ -n "$new" ]
@@ -152,14 +160,14 @@ prog_ids_of() {
 	run -0 probe_field exec prog_id
 	assert_output "$new"
 	run -0 ls "$PIN/links"
-	assert_output "$(printf 'exec\nexit\nfork')"
+	assert_output "$(tr ' ' '\n' <<<"$DEFAULT_LINKS")"
 }
 
 @test "load --replace when nothing is loaded just loads" {
 	run --separate-stderr -0 "$LT" load --replace
 	assert_equal "$stderr" ""
 	run -0 ls "$PIN/links"
-	assert_output "$(printf 'exec\nexit\nfork')"
+	assert_output "$(tr ' ' '\n' <<<"$DEFAULT_LINKS")"
 }
 
 @test "load --ringbuf-size 65536 (and 64K): status shows ringbuf_size 65536" {
@@ -227,11 +235,11 @@ prog_ids_of() {
 		run -0 cat "$BATS_TEST_TMPDIR/err$i"
 		[ -z "$output" ] || [[ "$output" == "lowtrace: "* && "${#lines[@]}" == 1 ]]
 	done
-	wait_prog_names "lt_exec lt_exit lt_fork"
+	wait_prog_names "$DEFAULT_PROGS"
 	run -0 ls /sys/fs/bpf
 	refute_line --regexp '^lowtrace-tmp'
 	run -0 ls "$PIN/links"
-	assert_output "$(printf 'exec\nexit\nfork')"
+	assert_output "$(tr ' ' '\n' <<<"$DEFAULT_LINKS")"
 }
 
 @test "-v load: same summary on stdout, libbpf's messages on stderr" {

@@ -41,6 +41,14 @@ static const struct member members[] = {
 	M(lt_fork, hdr),	  M(lt_fork, child_pid),   M(lt_fork, _pad0),
 	M(lt_fork, comm),
 
+	M(lt_signal, hdr),	  M(lt_signal, target_pid), M(lt_signal, target_tid),
+	M(lt_signal, sig),	  M(lt_signal, result),	   M(lt_signal, group),
+	M(lt_signal, _pad0),	  M(lt_signal, comm),	   M(lt_signal, target_comm),
+
+	M(lt_oom, hdr),		  M(lt_oom, victim_pid),   M(lt_oom, victim_uid),
+	M(lt_oom, pages),	  M(lt_oom, total_vm),	   M(lt_oom, comm),
+	M(lt_oom, victim_comm),
+
 	M(lt_stat, events),	  M(lt_stat, drops),
 };
 
@@ -50,6 +58,7 @@ static const struct {
 } structs[] = {
 	{ "lt_hdr", sizeof(struct lt_hdr) },   { "lt_exec", sizeof(struct lt_exec) },
 	{ "lt_exit", sizeof(struct lt_exit) }, { "lt_fork", sizeof(struct lt_fork) },
+	{ "lt_signal", sizeof(struct lt_signal) }, { "lt_oom", sizeof(struct lt_oom) },
 	{ "lt_stat", sizeof(struct lt_stat) },
 };
 

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* signal: one record per signal generated (kill, tgkill, the kernel's own), with its result. */
+#include "lt_common.bpf.h"
+
+SEC("tp_btf/signal_generate")
+int BPF_PROG(lt_signal, int sig, struct kernel_siginfo *info, struct task_struct *task, int group,
+	     int result)
+{
+	struct lt_signal *r;
+	__u32 target = BPF_CORE_READ(task, tgid);
+
+	/* --pid: signals sent by the process or to it */
+	if (lt_skip_current() && !(lt_cfg_tgid && target == lt_cfg_tgid && !lt_skip_cgroup()))
+		return 0;
+	r = lt_reserve(LT_PROBE_SIGNAL, sizeof(*r));
+	if (!r)
+		return 0;
+	lt_hdr_fill(&r->hdr, LT_TYPE_SIGNAL, sizeof(*r));
+	r->target_pid = target;
+	r->target_tid = BPF_CORE_READ(task, pid);
+	r->sig = sig;
+	r->result = result;
+	r->group = !!group;
+	__builtin_memset(r->_pad0, 0, sizeof(r->_pad0));
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	BPF_CORE_READ_STR_INTO(&r->target_comm, task, comm);
+	lt_submit(LT_PROBE_SIGNAL, r);
+	return 0;
+}
