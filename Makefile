@@ -17,7 +17,7 @@ DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps i
 DEPS_VM := qemu-system-x86 busybox-static
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD)
 CFLAGS ?= -O2 -g
 USER_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
 	-Iheaders -Iloader -I$(BUILD) $(shell $(PKG_CONFIG) --cflags libbpf) -MMD -MP
@@ -87,7 +87,15 @@ define install_pkgs
 endef
 
 # ---- BPF: each program separately, then linked into ONE object ----
-$(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h headers/lt_abi.h vmlinux.h
+# syscall numbers from the kernel's own unistd header (linux-libc-dev), not typed by hand
+$(BUILD)/lt_syscall_nr.h: Makefile
+	@mkdir -p $(@D)
+	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/#define LT_NR_\1 \2/p' | sort >$@.tmp
+	test -s $@.tmp && mv $@.tmp $@
+
+$(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h headers/lt_abi.h vmlinux.h \
+		$(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -28,6 +28,7 @@ enum lt_type {
 	LT_TYPE_FORK = 3,
 	LT_TYPE_SIGNAL = 4,
 	LT_TYPE_OOM = 5,
+	LT_TYPE_OPEN = 6,
 	LT_TYPE_MAX,
 };
 
@@ -38,6 +39,7 @@ enum lt_probe_id {
 	LT_PROBE_FORK = 2,
 	LT_PROBE_SIGNAL = 3,
 	LT_PROBE_OOM = 4,
+	LT_PROBE_OPEN = 5,
 	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
 };
 
@@ -114,6 +116,34 @@ struct lt_oom {
 	char victim_comm[LT_COMM_LEN];
 };
 
+/* lt_open.syscall */
+enum lt_open_call {
+	LT_OPEN_OPEN = 0,
+	LT_OPEN_OPENAT = 1,
+	LT_OPEN_OPENAT2 = 2,
+};
+
+/* lt_open.rflags */
+#define LT_OPEN_PATH_TRUNC (1u << 0) /* path filled all LT_PATH_MAX - 1 bytes: maybe cut */
+#define LT_OPEN_PATH_FAULT (1u << 1) /* the path could not be read from the caller */
+
+#define LT_PATH_MAX 256
+
+/* One open, openat or openat2 call, written when it returns. */
+struct lt_open {
+	struct lt_hdr hdr;
+	__s32 ret; /* the new fd, or -errno */
+	__s32 dfd; /* directory fd the path is relative to (-100: AT_FDCWD) */
+	__u32 flags; /* O_* as the caller passed them (the kernel's values) */
+	__u32 mode;
+	__u16 path_len; /* bytes in path, without the NUL */
+	__u8 syscall; /* enum lt_open_call */
+	__u8 rflags; /* LT_OPEN_PATH_* */
+	__u32 _pad0;
+	char comm[LT_COMM_LEN];
+	char path[LT_PATH_MAX];
+};
+
 /* Value of the per-CPU stats array, one slot per enum lt_probe_id. */
 struct lt_stat {
 	__u64 events; /* records written to the ring */
@@ -152,6 +182,12 @@ _Static_assert(sizeof(struct lt_oom) == 80, "lt_oom size");
 LT_ASSERT_OFF(struct lt_oom, pages, 32);
 LT_ASSERT_OFF(struct lt_oom, comm, 48);
 LT_ASSERT_OFF(struct lt_oom, victim_comm, 64);
+
+_Static_assert(sizeof(struct lt_open) == 320, "lt_open size");
+LT_ASSERT_OFF(struct lt_open, flags, 32);
+LT_ASSERT_OFF(struct lt_open, path_len, 40);
+LT_ASSERT_OFF(struct lt_open, comm, 48);
+LT_ASSERT_OFF(struct lt_open, path, 64);
 
 _Static_assert(sizeof(struct lt_stat) == 16, "lt_stat size");
 

@@ -75,7 +75,7 @@ static const char load_opts_help[] =
 static const char events_opts_help[] =
 	"    --json               one JSON object per line (default)\n"
 	"    --text               one key=value line per record; non-printable bytes as \\xNN\n"
-	"    --type LIST          only these record types (exec,exit,fork,signal,oom)\n"
+	"    --type LIST          only these record types (exec,exit,fork,signal,oom,open)\n"
 	"    --count N            stop after N records\n"
 	"    --duration SECS      stop after SECS seconds\n";
 
@@ -144,7 +144,8 @@ static void help_events(void)
 	       "    filename filename_truncated argc args args_truncated; exit: ppid comm\n"
 	       "    exit_code signal core_dumped lifetime_ns; fork: comm child_pid; signal:\n"
 	       "    comm target_pid target_tid target_comm sig sig_name group result; oom:\n"
-	       "    comm victim_pid victim_comm victim_uid pages total_vm_pages.\n"
+	       "    comm victim_pid victim_comm victim_uid pages total_vm_pages; open: comm\n"
+	       "    syscall dfd path path_truncated flags mode ret.\n"
 	       "    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
 	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
 	       "OPTIONS\n%s"

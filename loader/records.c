@@ -201,6 +201,103 @@ static void oom_text(struct lt_buf *b, const struct lt_rec *r)
 	lt_text_u64(b, "total_vm_pages", o->total_vm);
 }
 
+/* open flags with the kernel's (x86-64, asm-generic) values: libc's may differ (O_LARGEFILE is 0) */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} open_flags[] = {
+	{ 0100, "O_CREAT" },	    { 0200, "O_EXCL" },		 { 0400, "O_NOCTTY" },
+	{ 01000, "O_TRUNC" },	    { 02000, "O_APPEND" },	 { 04000, "O_NONBLOCK" },
+	{ 010000, "O_DSYNC" },	    { 020000, "O_ASYNC" },	 { 040000, "O_DIRECT" },
+	{ 0100000, "O_LARGEFILE" }, { 0200000, "O_DIRECTORY" },	 { 0400000, "O_NOFOLLOW" },
+	{ 01000000, "O_NOATIME" },  { 02000000, "O_CLOEXEC" },	 { 04000000, "__O_SYNC" },
+	{ 010000000, "O_PATH" },    { 020000000, "__O_TMPFILE" },
+};
+
+static const char *const open_calls[] = { "open", "openat", "openat2" };
+
+/* octal digits of v, none for 0 (callers print the leading 0) */
+static void put_octal(struct lt_buf *b, uint32_t v)
+{
+	char d[12];
+	int n = 0;
+
+	while (v && n < (int)sizeof(d)) {
+		d[n++] = '0' + (v & 7);
+		v >>= 3;
+	}
+	while (n)
+		lt_put_c(b, d[--n]);
+}
+
+/* names of the flags, access mode first; bits without a name as one octal number */
+static void put_open_flags(struct lt_buf *b, uint32_t f, bool json)
+{
+	static const char *const acc[] = { "O_RDONLY", "O_WRONLY", "O_RDWR", "O_ACCMODE" };
+	const char *sep = json ? "\",\"" : "|";
+	uint32_t rest = f & ~3u;
+
+	if (json)
+		lt_put_s(b, "[\"");
+	lt_put_s(b, acc[f & 3]);
+	for (size_t i = 0; i < sizeof(open_flags) / sizeof(open_flags[0]); i++) {
+		if (!(f & open_flags[i].bit))
+			continue;
+		lt_put_s(b, sep);
+		lt_put_s(b, open_flags[i].name);
+		rest &= ~open_flags[i].bit;
+	}
+	if (rest) {
+		lt_put_s(b, sep);
+		lt_put_c(b, '0');
+		put_octal(b, rest);
+	}
+	if (json)
+		lt_put_s(b, "\"]");
+}
+
+static void open_json(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_open *o = REC(r, lt_open);
+	size_t pl = o->path_len < LT_PATH_MAX ? o->path_len : LT_PATH_MAX;
+
+	lt_json_str(b, "comm", o->comm, lt_strnlen(o->comm, LT_COMM_LEN));
+	lt_json_key(b, "syscall");
+	lt_put_c(b, '"');
+	lt_put_s(b, o->syscall < 3 ? open_calls[o->syscall] : "unknown");
+	lt_put_c(b, '"');
+	lt_json_key(b, "dfd");
+	lt_put_s64(b, o->dfd);
+	lt_json_str(b, "path", o->path, lt_strnlen(o->path, pl));
+	lt_json_bool(b, "path_truncated", o->rflags & LT_OPEN_PATH_TRUNC);
+	lt_json_key(b, "flags");
+	put_open_flags(b, o->flags, true);
+	lt_json_u64(b, "mode", o->mode);
+	lt_json_key(b, "ret");
+	lt_put_s64(b, o->ret);
+}
+
+static void open_text(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_open *o = REC(r, lt_open);
+	size_t pl = o->path_len < LT_PATH_MAX ? o->path_len : LT_PATH_MAX;
+
+	lt_text_str(b, "comm", o->comm, lt_strnlen(o->comm, LT_COMM_LEN));
+	lt_put_s(b, " syscall=");
+	lt_put_s(b, o->syscall < 3 ? open_calls[o->syscall] : "unknown");
+	lt_put_s(b, " dfd=");
+	lt_put_s64(b, o->dfd);
+	lt_text_str(b, "path", o->path, lt_strnlen(o->path, pl));
+	if (o->rflags & LT_OPEN_PATH_TRUNC)
+		lt_put_s(b, "...");
+	lt_put_s(b, " flags=");
+	put_open_flags(b, o->flags, false);
+	lt_put_s(b, " mode=0");
+	put_octal(b, o->mode);
+	lt_put_s(b, " ret=");
+	lt_put_s64(b, o->ret);
+}
+
 const struct lt_probe lt_probes[] = {
 	{ .name = "exec", .progs = { "lt_exec" }, .id = LT_PROBE_EXEC, .type = LT_TYPE_EXEC,
 	  .rec_size = sizeof(struct lt_exec), .dflt = true, .json = exec_json, .text = exec_text,
@@ -217,6 +314,10 @@ const struct lt_probe lt_probes[] = {
 	{ .name = "oom", .progs = { "lt_oom", "lt_oom_kill" }, .id = LT_PROBE_OOM,
 	  .type = LT_TYPE_OOM, .rec_size = sizeof(struct lt_oom), .dflt = true, .json = oom_json,
 	  .text = oom_text, .about = "OOM kills: victim, its resident pages, the trigger (tp_btf)" },
+	{ .name = "open", .progs = { "lt_open_e", "lt_open_x" }, .id = LT_PROBE_OPEN,
+	  .type = LT_TYPE_OPEN, .rec_size = sizeof(struct lt_open), .json = open_json,
+	  .text = open_text,
+	  .about = "open, openat, openat2: path, flags, mode, fd or -errno (tp_btf)" },
 };
 const size_t lt_nprobes = sizeof(lt_probes) / sizeof(lt_probes[0]);
 

@@ -35,5 +35,6 @@ const struct lt_exit *const lt_btf_exit = 0;
 const struct lt_fork *const lt_btf_fork = 0;
 const struct lt_signal *const lt_btf_signal = 0;
 const struct lt_oom *const lt_btf_oom = 0;
+const struct lt_open *const lt_btf_open = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -12,7 +12,7 @@ prog_ids_of() {
 @test "load: exit 0 and a summary of every default probe on tp_btf with the kernel's program ids" {
 	run --separate-stderr -0 "$LT" load
 	assert_equal "$stderr" ""
-	assert_equal "${#lines[@]}" $((4 + ${#DEFAULT_PROBES[@]}))
+	assert_equal "${#lines[@]}" $((4 + ${#ALL_PROBES[@]}))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
@@ -24,6 +24,11 @@ prog_ids_of() {
 		[ -n "$id" ]
 		[ "$(wc -w <<<"$id")" = 1 ]
 		assert_line -n $i --regexp "^$name +tp_btf +$id +[0-9]+ +0\$"
+		i=$((i + 1))
+	done
+	# the opt-in ones are listed as not loaded
+	for name in "${ALL_PROBES[@]:${#DEFAULT_PROBES[@]}}"; do
+		assert_line -n $i --regexp "^$name +- *\$"
 		i=$((i + 1))
 	done
 }
@@ -112,7 +117,7 @@ prog_ids_of() {
 	run -0 "$LT" load
 	run -0 status_json
 	local before=$output
-	run -0 jq -c '[.loaded, .pin_dir, .ringbuf_size, .filter_pid, .filter_cgroup_id, [.probes[] | [.name, .loaded, .hook, .drops]]]' <<<"$before"
+	run -0 jq -c '[.loaded, .pin_dir, .ringbuf_size, .filter_pid, .filter_cgroup_id, [.probes[] | select(.loaded) | [.name, .loaded, .hook, .drops]]]' <<<"$before"
 	assert_output "[true,\"/sys/fs/bpf/lowtrace\",1048576,0,0,$(default_status '[.,true,"tp_btf",0]')]"
 	# the prog ids are the kernel's
 	run -0 jq -r '.probes[] | select(.loaded) | "\(.name) \(.prog_id)"' <<<"$before"

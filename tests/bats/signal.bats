@@ -105,8 +105,14 @@ t.start()
 ready.wait()
 print(tid[0], flush=True)
 signal.pthread_kill(t.ident, signal.SIGUSR2)
-# handled before exit (finalization restores the default action)
-sys.exit(0 if got.wait(10) else 1)
+# handled before exit (finalization restores the default action); Python
+# runs handlers in the main thread between bytecodes, so poll
+import time
+for _ in range(200):
+    if got.is_set():
+        sys.exit(0)
+    time.sleep(0.05)
+sys.exit(1)
 PY
 	events_bg "$OUT" --json
 	run -0 python3 "$py"

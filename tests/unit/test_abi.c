@@ -49,6 +49,11 @@ static const struct member members[] = {
 	M(lt_oom, pages),	  M(lt_oom, total_vm),	   M(lt_oom, comm),
 	M(lt_oom, victim_comm),
 
+	M(lt_open, hdr),	  M(lt_open, ret),	   M(lt_open, dfd),
+	M(lt_open, flags),	  M(lt_open, mode),	   M(lt_open, path_len),
+	M(lt_open, syscall),	  M(lt_open, rflags),	   M(lt_open, _pad0),
+	M(lt_open, comm),	  M(lt_open, path),
+
 	M(lt_stat, events),	  M(lt_stat, drops),
 };
 
@@ -59,7 +64,7 @@ static const struct {
 	{ "lt_hdr", sizeof(struct lt_hdr) },   { "lt_exec", sizeof(struct lt_exec) },
 	{ "lt_exit", sizeof(struct lt_exit) }, { "lt_fork", sizeof(struct lt_fork) },
 	{ "lt_signal", sizeof(struct lt_signal) }, { "lt_oom", sizeof(struct lt_oom) },
-	{ "lt_stat", sizeof(struct lt_stat) },
+	{ "lt_open", sizeof(struct lt_open) },	   { "lt_stat", sizeof(struct lt_stat) },
 };
 
 int main(int argc, char **argv)

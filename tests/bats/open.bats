@@ -1,0 +1,121 @@
+#!/usr/bin/env bats
+# open: one record per open, openat and openat2 (tp_btf sys_enter/sys_exit).
+
+load helpers
+
+setup() {
+	lt_setup
+	OUT="$BATS_TEST_TMPDIR/events"
+	DIR="$BATS_TEST_TMPDIR/d-$MARK"
+	mkdir -p "$DIR"
+	OPENER="$BATS_TEST_TMPDIR/opener.py"
+	# each call through its own syscall, printing "name ret" (fd or -errno)
+	cat >"$OPENER" <<'PY'
+import ctypes, os, struct, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+d = sys.argv[1]
+def ret(r):
+    return r if r >= 0 else -ctypes.get_errno()
+def show(name, r):
+    print(name, r, flush=True)
+# openat(AT_FDCWD) as glibc does it, with O_CLOEXEC added by Python
+show("openat", os.open(d + "/created", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640))
+try:
+    os.open(d + "/missing", os.O_RDONLY)
+except FileNotFoundError:
+    show("missing", -2)
+dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+show("dirfd", dfd)
+show("relative", os.open("created", os.O_RDWR | os.O_APPEND, dir_fd=dfd))
+# the legacy open(2) syscall (2 on x86-64)
+show("open", ret(libc.syscall(2, (d + "/created").encode(), os.O_RDONLY | os.O_NOFOLLOW, 0)))
+# openat2 (437): flags and mode come from struct open_how
+how = ctypes.create_string_buffer(struct.pack("QQQ", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, 0))
+show("openat2", ret(libc.syscall(437, -100, (d + "/o2").encode(), how, 24)))
+PY
+}
+
+# run_opener: python3 opener.py DIR, its pid in OPENER_PID and "name ret" lines in OPENED
+run_opener() {
+	python3 "$OPENER" "$DIR" >"$BATS_TEST_TMPDIR/opened" 3>&- &
+	OPENER_PID=$!
+	wait_rc "$OPENER_PID" 20
+	assert_equal "$RC" 0
+	OPENED=$(cat "$BATS_TEST_TMPDIR/opened")
+}
+
+opened() { awk -v n="$1" '$1 == n { print $2 }' <<<"$OPENED"; }
+
+@test "open is opt-in: load without --probes leaves it out" {
+	run -0 "$LT" load
+	assert_line --regexp '^open +- *$'
+	run -0 "$LT" load --replace --probes open
+	assert_line --regexp '^open +tp_btf +[0-9]+ +[0-9]+ +[0-9]+$'
+}
+
+@test "openat, a missing file, a dirfd-relative path, open(2) and openat2: exact records" {
+	run -0 "$LT" load --probes open
+	events_bg "$OUT" --json --type open
+	run_opener
+	wait_record "$OUT" ".pid == $OPENER_PID and .syscall == \"openat2\""
+	stop_consumer "$EV_PID"
+	local sel=".pid == $OPENER_PID and (.path | contains(\"$MARK\") or . == \"created\")"
+	run -0 records "$OUT" "$sel"
+	run -0 jq -s -c "map([.syscall, .dfd, .path, .flags, .mode, .ret])" <<<"$output"
+	local d=$DIR
+	assert_output "[$(
+		printf '%s' "[\"openat\",-100,\"$d/created\",[\"O_WRONLY\",\"O_CREAT\",\"O_EXCL\",\"O_CLOEXEC\"],416,$(opened openat)],"
+		printf '%s' "[\"openat\",-100,\"$d/missing\",[\"O_RDONLY\",\"O_CLOEXEC\"],0,-2],"
+		printf '%s' "[\"openat\",-100,\"$d\",[\"O_RDONLY\",\"O_DIRECTORY\",\"O_CLOEXEC\"],0,$(opened dirfd)],"
+		printf '%s' "[\"openat\",$(opened dirfd),\"created\",[\"O_RDWR\",\"O_APPEND\",\"O_CLOEXEC\"],0,$(opened relative)],"
+		printf '%s' "[\"open\",-100,\"$d/created\",[\"O_RDONLY\",\"O_NOFOLLOW\"],0,$(opened open)],"
+		printf '%s' "[\"openat2\",-100,\"$d/o2\",[\"O_WRONLY\",\"O_CREAT\",\"O_TRUNC\"],384,$(opened openat2)]"
+	)]"
+	# every record of the opener carries its comm and tid
+	run -0 records "$OUT" "$sel and .comm == \"python3\" and .tid == $OPENER_PID and .path_truncated == false"
+	assert_equal "${#lines[@]}" 6
+}
+
+@test "open text: flags joined with |, mode in octal, ret" {
+	run -0 "$LT" load --probes open
+	events_bg "$OUT" --text --type open
+	run_opener
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q "pid=$OPENER_PID .*syscall=openat2" "$OUT" && break
+		sleep 0.1
+	done
+	stop_consumer "$EV_PID"
+	run -0 grep -c "^open ts_ns=[0-9]* cpu=[0-9]* pid=$OPENER_PID tid=$OPENER_PID comm=python3 syscall=openat dfd=-100 path=$DIR/created flags=O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC mode=0640 ret=$(opened openat)\$" "$OUT"
+	assert_output 1
+	run -0 grep -c "^open .* pid=$OPENER_PID .* syscall=openat dfd=-100 path=$DIR/missing flags=O_RDONLY|O_CLOEXEC mode=0 ret=-2\$" "$OUT"
+	assert_output 1
+}
+
+@test "load --pid P --probes open: only P's opens" {
+	sleep 30 3>&- &
+	local other=$!
+	bg_track "$other"
+	run_opener # warm-up: the opener's files exist from here on
+	rm -rf "$DIR" && mkdir -p "$DIR"
+	# the opener waits for a go file, so its pid is known before it opens
+	local go="$BATS_TEST_TMPDIR/go" p
+	bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; exec python3 "$2" "$3"' bash "$go" "$OPENER" "$DIR" \
+		>/dev/null 3>&- &
+	p=$!
+	bg_track "$p"
+	run -0 "$LT" load --pid "$p" --probes open
+	cat "$DIR" 2>/dev/null || true # an open of another process
+	touch "$go"
+	wait_rc "$p" 20
+	assert_equal "$RC" 0
+	run -0 status_json
+	local st=$output
+	run --separate-stderr -0 timeout 10 "$LT" events --json --count "$(jq -r '.probes[] | select(.name == "open") | .events' <<<"$st")"
+	printf '%s\n' "${lines[@]}" >"$OUT"
+	run -0 count_records "$OUT" ".pid != $p"
+	assert_output 0
+	run -0 count_records "$OUT" ".path == \"$DIR/created\" and .syscall == \"openat\""
+	assert_output 1
+}
