@@ -29,6 +29,8 @@ enum lt_type {
 	LT_TYPE_SIGNAL = 4,
 	LT_TYPE_OOM = 5,
 	LT_TYPE_OPEN = 6,
+	LT_TYPE_TCP = 7,
+	LT_TYPE_TCP_RETRANS = 8,
 	LT_TYPE_MAX,
 };
 
@@ -40,6 +42,8 @@ enum lt_probe_id {
 	LT_PROBE_SIGNAL = 3,
 	LT_PROBE_OOM = 4,
 	LT_PROBE_OPEN = 5,
+	LT_PROBE_TCP = 6,
+	LT_PROBE_TCP_RETRANS = 7,
 	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
 };
 
@@ -144,6 +148,47 @@ struct lt_open {
 	char path[LT_PATH_MAX];
 };
 
+/* lt_tcp.direction */
+enum lt_tcp_dir {
+	LT_TCP_CONNECT = 1,
+	LT_TCP_ACCEPT = 2,
+};
+
+/* Both ends of a TCP socket; v4 addresses in the first 4 bytes. */
+struct lt_tcp_addr {
+	__u8 saddr[16];
+	__u8 daddr[16];
+	__u16 sport; /* host byte order */
+	__u16 dport;
+	__u8 family; /* 4 or 6 */
+	__u8 _pad0[3];
+};
+
+/*
+ * A TCP connection that closed. The header's pid/tid are the owning process
+ * as seen in process context (connect, or close of an accepted socket); 0
+ * when never seen (e.g. reset before the owner touched it).
+ */
+struct lt_tcp {
+	struct lt_hdr hdr;
+	struct lt_tcp_addr addr;
+	__u64 duration_ns; /* SYN_SENT or SYN_RECV to CLOSE */
+	__u64 tx_bytes; /* payload the peer acknowledged */
+	__u64 rx_bytes; /* payload received */
+	__u8 direction; /* enum lt_tcp_dir */
+	__u8 _pad0[7];
+	char comm[LT_COMM_LEN]; /* the owner's */
+};
+
+/* A retransmitted TCP segment (header pid: the socket's owner if known, else 0). */
+struct lt_tcp_retrans {
+	struct lt_hdr hdr;
+	struct lt_tcp_addr addr;
+	__u8 state; /* the kernel's TCP state: 1 ESTABLISHED, 2 SYN_SENT, ... */
+	__u8 _pad0[7];
+	char comm[LT_COMM_LEN];
+};
+
 /* Value of the per-CPU stats array, one slot per enum lt_probe_id. */
 struct lt_stat {
 	__u64 events; /* records written to the ring */
@@ -188,6 +233,20 @@ LT_ASSERT_OFF(struct lt_open, flags, 32);
 LT_ASSERT_OFF(struct lt_open, path_len, 40);
 LT_ASSERT_OFF(struct lt_open, comm, 48);
 LT_ASSERT_OFF(struct lt_open, path, 64);
+
+_Static_assert(sizeof(struct lt_tcp_addr) == 40, "lt_tcp_addr size");
+LT_ASSERT_OFF(struct lt_tcp_addr, sport, 32);
+LT_ASSERT_OFF(struct lt_tcp_addr, family, 36);
+
+_Static_assert(sizeof(struct lt_tcp) == 112, "lt_tcp size");
+LT_ASSERT_OFF(struct lt_tcp, addr, 24);
+LT_ASSERT_OFF(struct lt_tcp, duration_ns, 64);
+LT_ASSERT_OFF(struct lt_tcp, direction, 88);
+LT_ASSERT_OFF(struct lt_tcp, comm, 96);
+
+_Static_assert(sizeof(struct lt_tcp_retrans) == 88, "lt_tcp_retrans size");
+LT_ASSERT_OFF(struct lt_tcp_retrans, state, 64);
+LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 72);
 
 _Static_assert(sizeof(struct lt_stat) == 16, "lt_stat size");
 

@@ -83,7 +83,7 @@ static void print_probes(FILE *f)
 {
 	fprintf(f, "PROBES\n");
 	for (size_t i = 0; i < lt_nprobes; i++)
-		fprintf(f, "    %-8s %s%s\n", lt_probes[i].name, lt_probes[i].about,
+		fprintf(f, "    %-12s %s%s\n", lt_probes[i].name, lt_probes[i].about,
 			lt_probes[i].dflt ? "" : " [opt-in]");
 }
 
@@ -376,15 +376,15 @@ static void print_status_text(const struct lt_status *st)
 		printf("%llu\n", (unsigned long long)st->filter_cgroup_id);
 	else
 		printf("any\n");
-	printf("%-8s %-8s %-8s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS");
+	printf("%-12s %-8s %-8s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS");
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
 		if (!ps->loaded) {
-			printf("%-8s -\n", lt_probes[i].name);
+			printf("%-12s -\n", lt_probes[i].name);
 			continue;
 		}
-		printf("%-8s %-8s %-8u %12llu %12llu\n", lt_probes[i].name, ps->hook, ps->prog_id,
+		printf("%-12s %-8s %-8u %12llu %12llu\n", lt_probes[i].name, ps->hook, ps->prog_id,
 		       (unsigned long long)ps->stat.events, (unsigned long long)ps->stat.drops);
 	}
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The probe table and each record's fields, for JSON and text output. */
+#include <arpa/inet.h>
 #include <string.h>
 
 #include "records.h"
@@ -298,6 +299,113 @@ static void open_text(struct lt_buf *b, const struct lt_rec *r)
 	lt_put_s64(b, o->ret);
 }
 
+static const char *const tcp_states[] = {
+	[1] = "ESTABLISHED", [2] = "SYN_SENT",	 [3] = "SYN_RECV",   [4] = "FIN_WAIT1",
+	[5] = "FIN_WAIT2",   [6] = "TIME_WAIT",	 [7] = "CLOSE",	     [8] = "CLOSE_WAIT",
+	[9] = "LAST_ACK",    [10] = "LISTEN",	 [11] = "CLOSING",   [12] = "NEW_SYN_RECV",
+};
+
+/* an address as inet_ntop writes it (into the stack: no allocation) */
+static void put_addr(struct lt_buf *b, const struct lt_tcp_addr *a, const __u8 *ip)
+{
+	char s[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(a->family == 6 ? AF_INET6 : AF_INET, ip, s, sizeof(s)))
+		strcpy(s, "?");
+	lt_put_s(b, s);
+}
+
+static void tcp_addr_json(struct lt_buf *b, const struct lt_tcp_addr *a)
+{
+	lt_json_u64(b, "family", a->family);
+	lt_json_key(b, "saddr");
+	lt_put_c(b, '"');
+	put_addr(b, a, a->saddr);
+	lt_put_c(b, '"');
+	lt_json_key(b, "daddr");
+	lt_put_c(b, '"');
+	put_addr(b, a, a->daddr);
+	lt_put_c(b, '"');
+	lt_json_u64(b, "sport", a->sport);
+	lt_json_u64(b, "dport", a->dport);
+}
+
+static void tcp_addr_text(struct lt_buf *b, const struct lt_tcp_addr *a)
+{
+	lt_text_u64(b, "family", a->family);
+	lt_put_s(b, " saddr=");
+	put_addr(b, a, a->saddr);
+	lt_put_s(b, " daddr=");
+	put_addr(b, a, a->daddr);
+	lt_text_u64(b, "sport", a->sport);
+	lt_text_u64(b, "dport", a->dport);
+}
+
+static const char *tcp_dir(__u8 d)
+{
+	return d == LT_TCP_CONNECT ? "connect" : d == LT_TCP_ACCEPT ? "accept" : "unknown";
+}
+
+static void tcp_json(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_tcp *t = REC(r, lt_tcp);
+
+	lt_json_str(b, "comm", t->comm, lt_strnlen(t->comm, LT_COMM_LEN));
+	tcp_addr_json(b, &t->addr);
+	lt_json_key(b, "direction");
+	lt_put_c(b, '"');
+	lt_put_s(b, tcp_dir(t->direction));
+	lt_put_c(b, '"');
+	lt_json_u64(b, "tx_bytes", t->tx_bytes);
+	lt_json_u64(b, "rx_bytes", t->rx_bytes);
+	lt_json_u64(b, "duration_ns", t->duration_ns);
+}
+
+static void tcp_text(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_tcp *t = REC(r, lt_tcp);
+
+	lt_text_str(b, "comm", t->comm, lt_strnlen(t->comm, LT_COMM_LEN));
+	tcp_addr_text(b, &t->addr);
+	lt_put_s(b, " direction=");
+	lt_put_s(b, tcp_dir(t->direction));
+	lt_text_u64(b, "tx_bytes", t->tx_bytes);
+	lt_text_u64(b, "rx_bytes", t->rx_bytes);
+	lt_text_u64(b, "duration_ns", t->duration_ns);
+}
+
+static void put_tcp_state(struct lt_buf *b, __u8 st)
+{
+	if (st < sizeof(tcp_states) / sizeof(tcp_states[0]) && tcp_states[st]) {
+		lt_put_s(b, tcp_states[st]);
+	} else {
+		lt_put_s(b, "STATE_");
+		lt_put_u64(b, st);
+	}
+}
+
+static void tcp_retrans_json(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_tcp_retrans *t = REC(r, lt_tcp_retrans);
+
+	lt_json_str(b, "comm", t->comm, lt_strnlen(t->comm, LT_COMM_LEN));
+	tcp_addr_json(b, &t->addr);
+	lt_json_key(b, "state");
+	lt_put_c(b, '"');
+	put_tcp_state(b, t->state);
+	lt_put_c(b, '"');
+}
+
+static void tcp_retrans_text(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_tcp_retrans *t = REC(r, lt_tcp_retrans);
+
+	lt_text_str(b, "comm", t->comm, lt_strnlen(t->comm, LT_COMM_LEN));
+	tcp_addr_text(b, &t->addr);
+	lt_put_s(b, " state=");
+	put_tcp_state(b, t->state);
+}
+
 const struct lt_probe lt_probes[] = {
 	{ .name = "exec", .progs = { "lt_exec" }, .id = LT_PROBE_EXEC, .type = LT_TYPE_EXEC,
 	  .rec_size = sizeof(struct lt_exec), .dflt = true, .json = exec_json, .text = exec_text,
@@ -314,6 +422,13 @@ const struct lt_probe lt_probes[] = {
 	{ .name = "oom", .progs = { "lt_oom", "lt_oom_kill" }, .id = LT_PROBE_OOM,
 	  .type = LT_TYPE_OOM, .rec_size = sizeof(struct lt_oom), .dflt = true, .json = oom_json,
 	  .text = oom_text, .about = "OOM kills: victim, its resident pages, the trigger (tp_btf)" },
+	{ .name = "tcp", .progs = { "lt_tcp" }, .id = LT_PROBE_TCP, .type = LT_TYPE_TCP,
+	  .rec_size = sizeof(struct lt_tcp), .dflt = true, .json = tcp_json, .text = tcp_text,
+	  .about = "closed TCP connections: ends, direction, bytes, duration (tp_btf)" },
+	{ .name = "tcp_retrans", .progs = { "lt_tcp_retrans" }, .id = LT_PROBE_TCP_RETRANS,
+	  .type = LT_TYPE_TCP_RETRANS, .rec_size = sizeof(struct lt_tcp_retrans), .dflt = true,
+	  .json = tcp_retrans_json, .text = tcp_retrans_text,
+	  .about = "retransmitted TCP segments: ends and state (tp_btf)" },
 	{ .name = "open", .progs = { "lt_open_e", "lt_open_x" }, .id = LT_PROBE_OPEN,
 	  .type = LT_TYPE_OPEN, .rec_size = sizeof(struct lt_open), .json = open_json,
 	  .text = open_text,

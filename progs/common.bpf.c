@@ -36,5 +36,7 @@ const struct lt_fork *const lt_btf_fork = 0;
 const struct lt_signal *const lt_btf_signal = 0;
 const struct lt_oom *const lt_btf_oom = 0;
 const struct lt_open *const lt_btf_open = 0;
+const struct lt_tcp *const lt_btf_tcp = 0;
+const struct lt_tcp_retrans *const lt_btf_tcp_retrans = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -11,10 +11,10 @@ PIN=/sys/fs/bpf/lowtrace
 
 # what `load` attaches without --probes: probes in table order, their
 # programs, and the link pins (one per program: its name without "lt_")
-DEFAULT_PROBES=(exec exit fork signal oom)
-ALL_PROBES=(exec exit fork signal oom open) # opt-in: open
-DEFAULT_PROGS="lt_exec lt_exit lt_fork lt_oom lt_oom_kill lt_signal" # sorted
-DEFAULT_LINKS="exec exit fork oom oom_kill signal"
+DEFAULT_PROBES=(exec exit fork signal oom tcp tcp_retrans)
+ALL_PROBES=("${DEFAULT_PROBES[@]}" open) # the opt-in ones after the default ones
+DEFAULT_PROGS="lt_exec lt_exit lt_fork lt_oom lt_oom_kill lt_signal lt_tcp lt_tcp_retrans" # sorted
+DEFAULT_LINKS="exec exit fork oom oom_kill signal tcp tcp_retrans"
 
 # default_status JQ: a JSON array of JQ applied to each default probe name
 default_status() {

@@ -86,7 +86,7 @@ bad = [b for b in data if (b < 0x20 and b != 0x0a) or b >= 0x7f]
 print(len(bad))' "$OUT"
 	assert_output 0
 	# one line per record: every line starts with a record type
-	run -1 grep -avE '^(exec|exit|fork|signal|oom) ts_ns=[0-9]+ ' "$OUT"
+	run -1 grep -avE '^(exec|exit|fork|signal|oom|tcp|tcp_retrans|open) ts_ns=[0-9]+ ' "$OUT"
 
 	local esc='\x1b[31mev\x0ail\xff'
 	run -0 grep -a "^exec .* pid=$EVPID " "$OUT"

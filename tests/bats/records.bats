@@ -227,7 +227,7 @@ print(os.getpid())' 3>&-)
 	assert_equal "${#lines[@]}" 1
 	assert_output --regexp "^fork ts_ns=[0-9]+ cpu=[0-9]+ pid=$me tid=$me comm=[^ ]+ child_pid=$sp\$"
 	# every line is one record of a known type
-	run -1 grep -vE '^(exec|exit|fork|signal|oom) ts_ns=[0-9]+ cpu=[0-9]+ pid=[0-9]+ tid=[0-9]+ ' "$OUT"
+	run -1 grep -vE '^(exec|exit|fork|signal|oom|tcp|tcp_retrans|open) ts_ns=[0-9]+ cpu=[0-9]+ pid=[0-9]+ tid=[0-9]+ ' "$OUT"
 	assert_output ''
 }
 

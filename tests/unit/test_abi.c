@@ -54,6 +54,16 @@ static const struct member members[] = {
 	M(lt_open, syscall),	  M(lt_open, rflags),	   M(lt_open, _pad0),
 	M(lt_open, comm),	  M(lt_open, path),
 
+	M(lt_tcp_addr, saddr),	  M(lt_tcp_addr, daddr),   M(lt_tcp_addr, sport),
+	M(lt_tcp_addr, dport),	  M(lt_tcp_addr, family),  M(lt_tcp_addr, _pad0),
+
+	M(lt_tcp, hdr),		  M(lt_tcp, addr),	   M(lt_tcp, duration_ns),
+	M(lt_tcp, tx_bytes),	  M(lt_tcp, rx_bytes),	   M(lt_tcp, direction),
+	M(lt_tcp, _pad0),	  M(lt_tcp, comm),
+
+	M(lt_tcp_retrans, hdr),	  M(lt_tcp_retrans, addr), M(lt_tcp_retrans, state),
+	M(lt_tcp_retrans, _pad0), M(lt_tcp_retrans, comm),
+
 	M(lt_stat, events),	  M(lt_stat, drops),
 };
 
@@ -64,7 +74,8 @@ static const struct {
 	{ "lt_hdr", sizeof(struct lt_hdr) },   { "lt_exec", sizeof(struct lt_exec) },
 	{ "lt_exit", sizeof(struct lt_exit) }, { "lt_fork", sizeof(struct lt_fork) },
 	{ "lt_signal", sizeof(struct lt_signal) }, { "lt_oom", sizeof(struct lt_oom) },
-	{ "lt_open", sizeof(struct lt_open) },	   { "lt_stat", sizeof(struct lt_stat) },
+	{ "lt_open", sizeof(struct lt_open) },	   { "lt_tcp_addr", sizeof(struct lt_tcp_addr) },
+	{ "lt_tcp", sizeof(struct lt_tcp) },	   { "lt_tcp_retrans", sizeof(struct lt_tcp_retrans) },	   { "lt_stat", sizeof(struct lt_stat) },
 };
 
 int main(int argc, char **argv)
