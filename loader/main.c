@@ -75,7 +75,7 @@ static const char load_opts_help[] =
 static const char events_opts_help[] =
 	"    --json               one JSON object per line (default)\n"
 	"    --text               one key=value line per record; non-printable bytes as \\xNN\n"
-	"    --type LIST          only these record types (exec,exit,fork,signal,oom,open)\n"
+	"    --type LIST          only these record types (the probe names, see load -h)\n"
 	"    --count N            stop after N records\n"
 	"    --duration SECS      stop after SECS seconds\n";
 
@@ -145,7 +145,9 @@ static void help_events(void)
 	       "    exit_code signal core_dumped lifetime_ns; fork: comm child_pid; signal:\n"
 	       "    comm target_pid target_tid target_comm sig sig_name group result; oom:\n"
 	       "    comm victim_pid victim_comm victim_uid pages total_vm_pages; open: comm\n"
-	       "    syscall dfd path path_truncated flags mode ret.\n"
+	       "    syscall dfd path path_truncated flags mode ret; tcp: comm family saddr\n"
+	       "    daddr sport dport direction tx_bytes rx_bytes duration_ns; tcp_retrans:\n"
+	       "    comm family saddr daddr sport dport state.\n"
 	       "    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
 	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
 	       "OPTIONS\n%s"
