@@ -45,6 +45,11 @@ static char mem[256 * 1024];
 static struct lt_exec ex;
 static struct lt_exit xt;
 static struct lt_fork fk;
+static struct lt_signal sg;
+static struct lt_oom om;
+static struct lt_open op;
+static struct lt_tcp tc;
+static struct lt_tcp_retrans tr;
 
 static void fill(void)
 {
@@ -58,16 +63,38 @@ static void fill(void)
 	ex.args_len = sizeof(args);
 	xt.hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(xt), 0, 3, 2, 2 };
 	fk.hdr = (struct lt_hdr){ LT_TYPE_FORK, sizeof(fk) - 16, 0, 4, 1, 1 }; /* older */
+	sg.hdr = (struct lt_hdr){ LT_TYPE_SIGNAL, sizeof(sg), 0, 5, 1, 1 };
+	sg.sig = 40; /* a real-time signal's name is built, not looked up */
+	sg.result = 9; /* unknown result */
+	om.hdr = (struct lt_hdr){ LT_TYPE_OOM, sizeof(om), 0, 6, 1, 1 };
+	op.hdr = (struct lt_hdr){ LT_TYPE_OPEN, sizeof(op), 0, 7, 1, 1 };
+	op.flags = 0777777777; /* every flag name and unnamed bits */
+	op.mode = 0644;
+	op.ret = -2;
+	memcpy(op.path, "/etc/\x1b]0;x", 10);
+	op.path_len = 10;
+	tc.hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(tc), 0, 8, 1, 1 };
+	tc.addr.family = 6;
+	memset(tc.addr.saddr, 0xfe, 16);
+	tc.addr.daddr[15] = 1;
+	tc.direction = LT_TCP_ACCEPT;
+	tr.hdr = (struct lt_hdr){ LT_TYPE_TCP_RETRANS, sizeof(tr), 0, 9, 1, 1 };
+	tr.addr.family = 4;
+	tr.addr.saddr[0] = 127;
+	tr.state = 2;
 }
+
+#define NRECS 8
 
 static void rounds(int n, struct lt_buf *b, struct lt_decode_stats *st)
 {
 	static struct lt_rec r;
-	const void *recs[] = { &ex, &xt, &fk };
-	size_t sizes[] = { sizeof(ex), sizeof(xt), sizeof(fk) };
+	const void *recs[] = { &ex, &xt, &fk, &sg, &om, &op, &tc, &tr };
+	size_t sizes[] = { sizeof(ex), sizeof(xt), sizeof(fk), sizeof(sg),
+			   sizeof(om), sizeof(op), sizeof(tc), sizeof(tr) };
 
 	for (int i = 0; i < n; i++) {
-		for (int k = 0; k < 3; k++) {
+		for (int k = 0; k < NRECS; k++) {
 			const struct lt_probe *p = lt_decode(recs[k], sizes[k], &r, st);
 
 			if (!p)
@@ -98,8 +125,8 @@ int main(void)
 	allocs = frees = 0;
 	memset(&st, 0, sizeof(st));
 	rounds(100000, &b, &st);
-	ok(st.fast + st.older == 300000, "300000 records decoded (%lu fast, %lu older)",
-	   (unsigned long)st.fast, (unsigned long)st.older);
+	ok(st.fast + st.older == 100000 * NRECS, "%d records of %d types decoded (%lu fast, %lu older)",
+	   100000 * NRECS, NRECS, (unsigned long)st.fast, (unsigned long)st.older);
 	ok(allocs == 0, "zero allocations in 100000 decode+encode rounds (saw %lu)", allocs);
 	ok(frees == 0, "zero frees in 100000 decode+encode rounds (saw %lu)", frees);
 	return tap_done();

@@ -104,5 +104,88 @@ int main(void)
 	ok(!strcmp(b.p, "exit ts_ns=5 cpu=0 pid=9 tid=9 ppid=1 comm=sl\\x1bep exit_code=0 "
 			"signal=9 lifetime_ns=1000\n"),
 	   "exit text line exact");
+
+	/* the records of the later probes: names, addresses and numbers as documented */
+	{
+		struct lt_signal *g = (void *)&r;
+		struct lt_open *o = (void *)&r;
+		struct lt_tcp *t = (void *)&r;
+		struct lt_tcp_retrans *q = (void *)&r;
+
+		memset(&r, 0, sizeof(r));
+		g->hdr = (struct lt_hdr){ LT_TYPE_SIGNAL, sizeof(*g), 1, 7, 10, 11 };
+		g->target_pid = 20;
+		g->target_tid = 21;
+		g->sig = 34;
+		g->result = 2;
+		memcpy(g->comm, "kill", 5);
+		memcpy(g->target_comm, "sleep", 6);
+		b.len = 0;
+		lt_encode_json(&b, lt_probe_by_type(LT_TYPE_SIGNAL), &r);
+		b.p[b.len] = 0;
+		ok(!strcmp(b.p, "{\"type\":\"signal\",\"ts_ns\":7,\"cpu\":1,\"pid\":10,\"tid\":11,"
+				"\"comm\":\"kill\",\"target_pid\":20,\"target_tid\":21,"
+				"\"target_comm\":\"sleep\",\"sig\":34,\"sig_name\":\"SIGRT2\","
+				"\"group\":false,\"result\":\"already_pending\"}\n"),
+		   "signal JSON exact (real-time signal name, result name)");
+
+		memset(&r, 0, sizeof(r));
+		o->hdr = (struct lt_hdr){ LT_TYPE_OPEN, sizeof(*o), 0, 8, 3, 3 };
+		o->ret = -13;
+		o->dfd = 5;
+		o->flags = 02 | 0100 | 02000000 | 0100000000; /* O_RDWR|O_CREAT|O_CLOEXEC|unnamed */
+		o->mode = 0600;
+		o->syscall = LT_OPEN_OPENAT;
+		memcpy(o->path, "a\tb", 3);
+		o->path_len = 3;
+		b.len = 0;
+		lt_encode_json(&b, lt_probe_by_type(LT_TYPE_OPEN), &r);
+		lt_encode_text(&b, lt_probe_by_type(LT_TYPE_OPEN), &r);
+		b.p[b.len] = 0;
+		ok(!strcmp(b.p, "{\"type\":\"open\",\"ts_ns\":8,\"cpu\":0,\"pid\":3,\"tid\":3,"
+				"\"comm\":\"\",\"syscall\":\"openat\",\"dfd\":5,\"path\":\"a\\u0009b\","
+				"\"path_truncated\":false,\"flags\":[\"O_RDWR\",\"O_CREAT\","
+				"\"O_CLOEXEC\",\"0100000000\"],\"mode\":384,\"ret\":-13}\n"
+				"open ts_ns=8 cpu=0 pid=3 tid=3 comm= syscall=openat dfd=5 path=a\\x09b "
+				"flags=O_RDWR|O_CREAT|O_CLOEXEC|0100000000 mode=0600 ret=-13\n"),
+		   "open JSON and text exact (flag names, unnamed bits in octal)");
+
+		memset(&r, 0, sizeof(r));
+		t->hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(*t), 0, 9, 4, 4 };
+		t->addr.family = 6;
+		t->addr.saddr[0] = 0xfe;
+		t->addr.saddr[1] = 0x80;
+		t->addr.saddr[15] = 1;
+		t->addr.daddr[15] = 1;
+		t->addr.sport = 443;
+		t->addr.dport = 50000;
+		t->direction = LT_TCP_ACCEPT;
+		t->tx_bytes = 10;
+		t->rx_bytes = 20;
+		t->duration_ns = 30;
+		b.len = 0;
+		lt_encode_json(&b, lt_probe_by_type(LT_TYPE_TCP), &r);
+		b.p[b.len] = 0;
+		ok(!strcmp(b.p, "{\"type\":\"tcp\",\"ts_ns\":9,\"cpu\":0,\"pid\":4,\"tid\":4,"
+				"\"comm\":\"\",\"family\":6,\"saddr\":\"fe80::1\",\"daddr\":\"::1\","
+				"\"sport\":443,\"dport\":50000,\"direction\":\"accept\",\"tx_bytes\":10,"
+				"\"rx_bytes\":20,\"duration_ns\":30}\n"),
+		   "tcp JSON exact (v6 addresses)");
+
+		memset(&r, 0, sizeof(r));
+		q->hdr = (struct lt_hdr){ LT_TYPE_TCP_RETRANS, sizeof(*q), 0, 1, 0, 0 };
+		q->addr.family = 4;
+		memcpy(q->addr.saddr, "\x0a\x00\x00\x01", 4);
+		memcpy(q->addr.daddr, "\xc0\xa8\x01\xfe", 4);
+		q->addr.sport = 1;
+		q->addr.dport = 2;
+		q->state = 1;
+		b.len = 0;
+		lt_encode_text(&b, lt_probe_by_type(LT_TYPE_TCP_RETRANS), &r);
+		b.p[b.len] = 0;
+		ok(!strcmp(b.p, "tcp_retrans ts_ns=1 cpu=0 pid=0 tid=0 comm= family=4 saddr=10.0.0.1 "
+				"daddr=192.168.1.254 sport=1 dport=2 state=ESTABLISHED\n"),
+		   "tcp_retrans text exact (v4 addresses, state name)");
+	}
 	return tap_done();
 }
