@@ -26,7 +26,7 @@ LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
 BPF_SRCS := $(wildcard progs/*.bpf.c)
 BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 # pure layers: no libbpf (the unit tests link these)
-CORE_SRCS := loader/encode.c loader/decode.c loader/records.c
+CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
 LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -94,6 +94,13 @@ $(BUILD)/lt_syscall_nr.h: Makefile
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/#define LT_NR_\1 \2/p' | sort >$@.tmp
 	test -s $@.tmp && mv $@.tmp $@
 
+# and the names for the loader (lt_syscall_names[nr])
+$(BUILD)/lt_syscall_names.h: $(BUILD)/lt_syscall_nr.h
+	{ echo '/* generated from <asm/unistd.h> by the Makefile */'; \
+	  echo 'static const char *const lt_syscall_names[] = {'; \
+	  sed -n 's/^#define LT_NR_\([a-z0-9_]*\) \([0-9]*\)$$/\t[\2] = "\1",/p' $<; \
+	  echo '};'; } >$@
+
 $(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h headers/lt_abi.h vmlinux.h \
 		$(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
@@ -107,6 +114,7 @@ $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 
 # ---- userspace ----
 $(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
+$(BUILD)/loader/main.o: $(BUILD)/lt_syscall_names.h
 
 $(BUILD)/loader/%.o: loader/%.c
 	@mkdir -p $(@D)

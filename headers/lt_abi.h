@@ -44,6 +44,9 @@ enum lt_probe_id {
 	LT_PROBE_OPEN = 5,
 	LT_PROBE_TCP = 6,
 	LT_PROBE_TCP_RETRANS = 7,
+	LT_PROBE_SYSCALLS = 8,
+	LT_PROBE_RUNQ = 9,
+	LT_PROBE_BIO = 10,
 	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
 };
 

@@ -203,6 +203,7 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	}
 	s->skel->rodata->lt_cfg_tgid = o->pid;
 	s->skel->rodata->lt_cfg_cgroup_id = cg_id;
+	s->skel->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	/* a program outside the table would load unattached: the table names them all */
 	bpf_object__for_each_program (p, s->skel->obj)
@@ -401,6 +402,171 @@ void lt_stats_close(struct lt_stats_reader *r)
 {
 	free(r->percpu);
 	r->percpu = NULL;
+}
+
+/* keys per batch lookup */
+#define AGG_CHUNK 256
+
+struct lt_agg {
+	int fd;
+	int ncpu;
+	__u32 type;
+	__u32 key_size;
+	__u32 max_entries;
+	size_t stride; /* one CPU's value: round_up(value_size, 8) */
+	bool batched;
+	bool no_batch; /* the kernel refused a batch lookup: per key from now on */
+	void *keys; /* AGG_CHUNK keys */
+	void *vals; /* AGG_CHUNK x ncpu x stride */
+	struct lt_hist sum;
+};
+
+int lt_agg_open(struct lt_agg **out, const char *map, const char *probe)
+{
+	char path[PATH_MAX];
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	struct lt_agg *a;
+
+	snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, map);
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return lt_error(LT_FAIL, "out of memory");
+	a->fd = bpf_obj_get(path);
+	if (a->fd < 0) {
+		int e = errno;
+
+		free(a);
+		if (e == ENOENT)
+			return lt_error(LT_NOT_LOADED, "not loaded: %s: no such pin (lowtrace load "
+						       "--probes ...,%s)",
+					path, probe);
+		if (e == EACCES || e == EPERM)
+			return lt_error(LT_ENV, "permission denied: %s (run as root)", path);
+		return lt_error(LT_FAIL, "%s: %s", path, strerror(e));
+	}
+	if (bpf_obj_get_info_by_fd(a->fd, &mi, &len) ||
+	    (mi.type != BPF_MAP_TYPE_PERCPU_HASH && mi.type != BPF_MAP_TYPE_PERCPU_ARRAY) ||
+	    mi.value_size != sizeof(struct lt_hist) || mi.key_size > 64) {
+		lt_agg_close(a);
+		return lt_error(LT_FAIL, "%s: not a per-CPU histogram map of this version", path);
+	}
+	a->type = mi.type;
+	a->key_size = mi.key_size;
+	a->max_entries = mi.max_entries;
+	a->ncpu = libbpf_num_possible_cpus();
+	a->stride = (mi.value_size + 7) & ~7u;
+	if (a->ncpu <= 0) {
+		lt_agg_close(a);
+		return lt_error(LT_FAIL, "cannot count possible CPUs");
+	}
+	a->keys = calloc(AGG_CHUNK, a->key_size);
+	a->vals = calloc((size_t)AGG_CHUNK * a->ncpu, a->stride);
+	if (!a->keys || !a->vals) {
+		lt_agg_close(a);
+		return lt_error(LT_FAIL, "out of memory");
+	}
+	*out = a;
+	return LT_OK;
+}
+
+/* the CPUs' copies of one value, summed word by word (every field is a __u64 counter) */
+static void agg_sum(struct lt_agg *a, const void *percpu)
+{
+	__u64 *sum = (__u64 *)&a->sum;
+	size_t words = sizeof(a->sum) / sizeof(__u64);
+
+	memset(&a->sum, 0, sizeof(a->sum));
+	for (int c = 0; c < a->ncpu; c++) {
+		const __u64 *v = (const __u64 *)((const char *)percpu + c * a->stride);
+
+		for (size_t w = 0; w < words; w++)
+			sum[w] += v[w];
+	}
+}
+
+static int agg_read_keys(struct lt_agg *a, lt_agg_fn cb, void *ctx)
+{
+	char key[64], next[64];
+	void *prev = NULL;
+
+	a->batched = false;
+	while (bpf_map_get_next_key(a->fd, prev, next) == 0) {
+		memcpy(key, next, a->key_size);
+		prev = key;
+		if (bpf_map_lookup_elem(a->fd, key, a->vals)) {
+			if (errno == ENOENT)
+				continue; /* deleted meanwhile */
+			return -errno;
+		}
+		agg_sum(a, a->vals);
+		cb(ctx, key, &a->sum);
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+int lt_agg_read(struct lt_agg *a, lt_agg_fn cb, void *ctx)
+{
+	__u64 in = 0, out = 0;
+	bool first = true;
+	int err;
+
+	if (a->type == BPF_MAP_TYPE_PERCPU_ARRAY) {
+		a->batched = false;
+		for (__u32 k = 0; k < a->max_entries; k++) {
+			if (bpf_map_lookup_elem(a->fd, &k, a->vals))
+				return -errno;
+			agg_sum(a, a->vals);
+			cb(ctx, &k, &a->sum);
+		}
+		return 0;
+	}
+	if (a->no_batch)
+		return agg_read_keys(a, cb, ctx);
+	for (;;) {
+		__u32 n = AGG_CHUNK;
+		LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+		err = bpf_map_lookup_batch(a->fd, first ? NULL : &in, &out, a->keys, a->vals, &n,
+					   &opts);
+		if (err && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUP || errno == 524 /* ENOTSUPP */)) {
+				a->no_batch = true; /* kernels before 5.6 */
+				return agg_read_keys(a, cb, ctx);
+			}
+			return -errno;
+		}
+		a->batched = true;
+		for (__u32 i = 0; i < n; i++) {
+			agg_sum(a, (char *)a->vals + (size_t)i * a->ncpu * a->stride);
+			cb(ctx, (char *)a->keys + (size_t)i * a->key_size, &a->sum);
+		}
+		if (err) /* ENOENT: that was the last chunk */
+			return 0;
+		in = out;
+		first = false;
+	}
+}
+
+uint32_t lt_agg_max_entries(const struct lt_agg *a)
+{
+	return a->max_entries;
+}
+
+bool lt_agg_batched(const struct lt_agg *a)
+{
+	return a->batched;
+}
+
+void lt_agg_close(struct lt_agg *a)
+{
+	if (!a)
+		return;
+	if (a->fd >= 0)
+		close(a->fd);
+	free(a->keys);
+	free(a->vals);
+	free(a);
 }
 
 struct lt_ring {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "lt_abi.h"
+#include "lt_hist.h"
 #include "records.h"
 
 struct lt_load_opts {
@@ -21,6 +22,7 @@ struct lt_load_opts {
 	uint32_t ringbuf_size;
 	bool pin; /* pin under LT_PIN_DIR (load) or keep in-process (run) */
 	bool replace; /* unload a pinned suite first */
+	bool sys_per_pid; /* syscalls probe: one histogram per (syscall, process) */
 };
 
 struct lt_suite; /* a loaded suite, pinned or in-process */
@@ -50,6 +52,20 @@ struct lt_stats_reader {
 int lt_stats_open(struct lt_stats_reader *r, int fd);
 int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_stat *sum);
 void lt_stats_close(struct lt_stats_reader *r);
+
+/*
+ * Aggregates: a pinned per-CPU map of struct lt_hist values (hash or array),
+ * read with batch lookups where the kernel has them (one get_next_key +
+ * lookup per key where not). Buffers are allocated once, at open: a read
+ * allocates nothing. Each value is summed over the CPUs before `cb`.
+ */
+struct lt_agg;
+typedef void (*lt_agg_fn)(void *ctx, const void *key, const struct lt_hist *sum);
+int lt_agg_open(struct lt_agg **out, const char *map, const char *probe);
+int lt_agg_read(struct lt_agg *a, lt_agg_fn cb, void *ctx);
+uint32_t lt_agg_max_entries(const struct lt_agg *a);
+bool lt_agg_batched(const struct lt_agg *a); /* the last read used batch lookups */
+void lt_agg_close(struct lt_agg *a);
 
 /* Ring consumer: `cb` returns 0 to go on, < 0 to stop after this record. */
 typedef int (*lt_sample_fn)(void *ctx, void *data, size_t size);

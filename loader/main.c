@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "encode.h"
+#include "hist.h"
 #include "kernel.h"
 #include "lowtrace.h"
 #include "records.h"
+#include "lt_syscall_names.h"
 
 #define DEFAULT_RINGBUF (1u << 20)
 #define OUT_BUF_SIZE (256 * 1024)
@@ -49,6 +51,7 @@ static const char main_help[] =
 	"    status    show loaded probes, their hooks, event and drop counters\n"
 	"    events    stream records from the pinned ring buffer\n"
 	"    run       load without pinning, stream records, clean up on Ctrl-C\n"
+	"    hist      print the log2 latency histograms of syscalls or runq\n"
 	"\n"
 	"OPTIONS\n"
 	"    -v, --verbose   show libbpf's messages, including the verifier log\n"
@@ -70,7 +73,8 @@ static const char load_opts_help[] =
 	"                         signal and oom also keep signals to it and its OOM kill)\n"
 	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
 	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
-	"                         (default 1M)\n";
+	"                         (default 1M)\n"
+	"    --per-pid            syscalls: one histogram per syscall and process\n";
 
 static const char events_opts_help[] =
 	"    --json               one JSON object per line (default)\n"
@@ -212,12 +216,19 @@ static int parse_probes(const char *s, uint64_t *mask, bool by_type)
 			char known[256] = "";
 
 			for (size_t i = 0; i < lt_nprobes; i++) {
-				strcat(known, i ? ", " : "");
+				if (by_type && !lt_probes[i].type)
+					continue;
+				strcat(known, *known ? ", " : "");
 				strcat(known, lt_probes[i].name);
 			}
 			return lt_error(LT_USAGE, "unknown %s '%.*s' (known: %s)",
 					by_type ? "type" : "probe", (int)n, s, known);
 		}
+		if (by_type && !p->type)
+			return lt_error(LT_USAGE,
+					"--type %s: an aggregate probe writes no records (see "
+					"'lowtrace hist %s')",
+					p->name, p->name);
 		*mask |= by_type ? 1ull << p->type : 1ull << (p - lt_probes);
 		s += n;
 		if (*s == ',' && *++s == 0)
@@ -239,6 +250,8 @@ enum {
 	OPT_TYPE,
 	OPT_COUNT,
 	OPT_DURATION,
+	OPT_INTERVAL,
+	OPT_PER_PID,
 };
 
 struct cli {
@@ -247,6 +260,7 @@ struct cli {
 	uint64_t types; /* bit per record type, 0: all */
 	uint64_t count;
 	uint64_t duration_s;
+	uint64_t interval_s;
 	bool json_status;
 };
 
@@ -264,6 +278,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 		{ "type", required_argument, 0, OPT_TYPE },
 		{ "count", required_argument, 0, OPT_COUNT },
 		{ "duration", required_argument, 0, OPT_DURATION },
+		{ "interval", required_argument, 0, OPT_INTERVAL },
+		{ "per-pid", no_argument, 0, OPT_PER_PID },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -334,6 +350,15 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = parse_u64("--count", optarg, false, ~0ull, &c->count);
 			if (!err && !c->count)
 				err = lt_error(LT_USAGE, "--count: must be at least 1");
+			break;
+		case OPT_INTERVAL:
+			err = parse_u64("--interval", optarg, false, 86400, &c->interval_s);
+			if (!err && !c->interval_s)
+				err = lt_error(LT_USAGE, "--interval: must be at least 1");
+			break;
+		case OPT_PER_PID:
+			c->load.sys_per_pid = true;
+			err = 0;
 			break;
 		case OPT_DURATION:
 			err = parse_u64("--duration", optarg, false, 86400 * 365, &c->duration_s);
@@ -432,7 +457,8 @@ static int cmd_status(int argc, char **argv)
 
 /* ---- load / unload ---- */
 
-static const int load_allowed[] = { OPT_PROBES, OPT_PID, OPT_CGROUP, OPT_RINGBUF, OPT_REPLACE, 0 };
+static const int load_allowed[] = { OPT_PROBES,	OPT_PID,     OPT_CGROUP,
+				    OPT_RINGBUF, OPT_REPLACE, OPT_PER_PID, 0 };
 
 static void cli_defaults(struct cli *c)
 {
@@ -697,6 +723,197 @@ static int cmd_run(int argc, char **argv)
 	return err;
 }
 
+/* ---- hist ---- */
+
+static void help_hist(void)
+{
+	printf("NAME\n    lowtrace hist - print the latency histograms of an aggregate probe\n\n"
+	       "SYNOPSIS\n    lowtrace hist syscalls|runq [--interval S] [--count N] [--json]\n\n"
+	       "DESCRIPTION\n"
+	       "    Reads the probe's per-CPU map from the pinned suite (load --probes ...,PROBE)\n"
+	       "    and prints log2 histograms in nanoseconds, counted since load: runq, one\n"
+	       "    histogram of run-queue latency; syscalls, one per syscall (and process,\n"
+	       "    with load --per-pid), the most frequent first. Bucket LO -> HI holds\n"
+	       "    values LO <= v <= HI.\n\n"
+	       "OPTIONS\n"
+	       "    --interval S         print again every S seconds (until Ctrl-C or --count)\n"
+	       "    --count N            with --interval: stop after N prints\n"
+	       "    --json               one JSON object per print: {\"probe\", \"ts_ns\",\n"
+	       "                         \"histograms\": [{[\"syscall\", \"pid\",] \"count\", \"sum_ns\",\n"
+	       "                         \"buckets\": [{\"lo\", \"hi\" (exclusive), \"count\"}]}]}\n\n"
+	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded (or the probe not attached); 1 "
+	       "failure.\n");
+}
+
+struct hist_entry {
+	struct lt_sys_key key;
+	struct lt_hist h;
+};
+
+struct hist_view {
+	const struct lt_probe *probe;
+	struct hist_entry *e; /* lt_agg_max_entries() of them, allocated once */
+	size_t n;
+	size_t cap;
+};
+
+static void hist_collect(void *ctx, const void *key, const struct lt_hist *sum)
+{
+	struct hist_view *v = ctx;
+
+	if (!sum->count || v->n >= v->cap)
+		return;
+	memset(&v->e[v->n].key, 0, sizeof(v->e[v->n].key));
+	if (v->probe->id == LT_PROBE_SYSCALLS)
+		memcpy(&v->e[v->n].key, key, sizeof(struct lt_sys_key));
+	v->e[v->n].h = *sum;
+	v->n++;
+}
+
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct hist_entry *x = a, *y = b;
+
+	return x->h.count < y->h.count ? 1 : x->h.count > y->h.count ? -1 : 0;
+}
+
+static const char *syscall_name(uint32_t nr, char *tmp, size_t len)
+{
+	if (nr < sizeof(lt_syscall_names) / sizeof(lt_syscall_names[0]) && lt_syscall_names[nr])
+		return lt_syscall_names[nr];
+	snprintf(tmp, len, "syscall_%u", nr);
+	return tmp;
+}
+
+static void hist_print(struct hist_view *v, struct lt_buf *b, bool json, struct stream *out)
+{
+	char title[96], tmp[32];
+
+	if (json) {
+		lt_put_s(b, "{\"probe\":\"");
+		lt_put_s(b, v->probe->name);
+		lt_put_c(b, '"');
+		lt_json_u64(b, "ts_ns", now_ms() * 1000000ull);
+		lt_json_key(b, "histograms");
+		lt_put_c(b, '[');
+	}
+	for (size_t i = 0; i < v->n; i++) {
+		const struct hist_entry *e = &v->e[i];
+
+		if (b->cap - b->len < LT_HIST_ENC_MAX)
+			flush_out(out);
+		if (json) {
+			lt_put_s(b, i ? ",{" : "{");
+			if (v->probe->id == LT_PROBE_SYSCALLS) {
+				lt_put_s(b, "\"syscall\":\"");
+				lt_put_s(b, syscall_name(e->key.nr, tmp, sizeof(tmp)));
+				lt_put_c(b, '"');
+				lt_json_u64(b, "pid", e->key.pid);
+			}
+			/* lt_hist_json starts with a comma */
+			if (v->probe->id != LT_PROBE_SYSCALLS)
+				lt_put_s(b, "\"probe\":\"runq\"");
+			lt_hist_json(b, &e->h);
+			lt_put_c(b, '}');
+			continue;
+		}
+		if (v->probe->id == LT_PROBE_SYSCALLS && e->key.pid)
+			snprintf(title, sizeof(title), "syscall %s pid %u",
+				 syscall_name(e->key.nr, tmp, sizeof(tmp)), e->key.pid);
+		else if (v->probe->id == LT_PROBE_SYSCALLS)
+			snprintf(title, sizeof(title), "syscall %s",
+				 syscall_name(e->key.nr, tmp, sizeof(tmp)));
+		else
+			snprintf(title, sizeof(title), "%s latency", v->probe->name);
+		lt_hist_text(b, title, &e->h);
+		lt_put_c(b, '\n');
+	}
+	if (json)
+		lt_put_s(b, "]}\n");
+	else if (!v->n)
+		lt_put_s(b, "(no events yet)\n");
+	flush_out(out);
+}
+
+static int cmd_hist(int argc, char **argv)
+{
+	static const int allowed[] = { OPT_INTERVAL, OPT_COUNT, OPT_JSON, 0 };
+	static struct stream out; /* its output buffer and flush */
+	static char mem[OUT_BUF_SIZE];
+	const struct lt_probe *p = NULL;
+	struct hist_view v = {};
+	struct lt_agg *a;
+	struct cli c = {};
+	uint64_t prints = 0;
+	int err;
+
+	if (argc >= 2 && !strcmp(argv[1], "-h")) {
+		help_hist();
+		return LT_OK;
+	}
+	if (argc < 2 || argv[1][0] == '-')
+		return lt_error(LT_USAGE, "hist: which probe? (syscalls or runq; see 'lowtrace hist -h')");
+	p = lt_probe_by_name(argv[1], strlen(argv[1]));
+	if (!p || !p->map)
+		return lt_error(LT_USAGE, "hist: '%s' is not an aggregate probe (syscalls or runq)",
+				argv[1]);
+	argv[1] = argv[0];
+	err = parse_opts(argc - 1, argv + 1, allowed, help_hist, &c);
+	if (err)
+		return err;
+	if (c.count && !c.interval_s)
+		return lt_error(LT_USAGE, "hist: --count needs --interval");
+	{
+		static struct lt_status st;
+
+		err = lt_read_status(&st);
+		if (err)
+			return err;
+		if (!st.probe[p->id].loaded)
+			return lt_error(LT_NOT_LOADED,
+					"not loaded: probe %s is not attached (lowtrace load --probes "
+					"...,%s)",
+					p->name, p->name);
+	}
+	err = lt_agg_open(&a, p->map, p->name);
+	if (err)
+		return err;
+	v.probe = p;
+	v.cap = lt_agg_max_entries(a);
+	v.e = calloc(v.cap, sizeof(*v.e));
+	if (!v.e) {
+		lt_agg_close(a);
+		return lt_error(LT_FAIL, "out of memory");
+	}
+	out.out = (struct lt_buf){ mem, 0, sizeof(mem) };
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	for (;;) {
+		v.n = 0;
+		err = lt_agg_read(a, hist_collect, &v);
+		if (err) {
+			err = lt_error(LT_FAIL, "cannot read %s: %s", p->map, strerror(-err));
+			break;
+		}
+		qsort(v.e, v.n, sizeof(*v.e), by_count_desc);
+		hist_print(&v, &out.out, c.json_status, &out);
+		prints++;
+		if (out.write_failed || !c.interval_s || (c.count && prints >= c.count))
+			break;
+		for (uint64_t t = 0; t < c.interval_s * 10 && !stop_signal; t++)
+			usleep(100000);
+		if (stop_signal)
+			break;
+		if (!c.json_status) {
+			lt_put_c(&out.out, '\n');
+		}
+	}
+	free(v.e);
+	lt_agg_close(a);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -704,7 +921,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {
 		{ "load", cmd_load },	  { "unload", cmd_unload }, { "status", cmd_status },
-		{ "events", cmd_events }, { "run", cmd_run },
+		{ "events", cmd_events }, { "run", cmd_run },	    { "hist", cmd_hist },
 	};
 	int i = 1;
 

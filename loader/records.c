@@ -433,6 +433,12 @@ const struct lt_probe lt_probes[] = {
 	  .type = LT_TYPE_OPEN, .rec_size = sizeof(struct lt_open), .json = open_json,
 	  .text = open_text,
 	  .about = "open, openat, openat2: path, flags, mode, fd or -errno (tp_btf)" },
+	{ .name = "syscalls", .progs = { "lt_sys_e", "lt_sys_x" }, .id = LT_PROBE_SYSCALLS,
+	  .map = "lt_sys_hist",
+	  .about = "count and log2 latency histogram per syscall (tp_btf; lowtrace hist)" },
+	{ .name = "runq", .progs = { "lt_runq_wake", "lt_runq_new", "lt_runq_switch" },
+	  .id = LT_PROBE_RUNQ, .map = "lt_runq_hist",
+	  .about = "run-queue latency log2 histogram (tp_btf; lowtrace hist)" },
 };
 const size_t lt_nprobes = sizeof(lt_probes) / sizeof(lt_probes[0]);
 
@@ -454,7 +460,7 @@ const char *lt_link_name(const char *prog)
 const struct lt_probe *lt_probe_by_type(unsigned int type)
 {
 	for (size_t i = 0; i < lt_nprobes; i++)
-		if (lt_probes[i].type == type)
+		if (lt_probes[i].type && lt_probes[i].type == type)
 			return &lt_probes[i];
 	return NULL;
 }

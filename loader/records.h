@@ -34,7 +34,8 @@ struct lt_probe {
 	 * links/NAME, NAME = the program's name without "lt_" */
 	const char *progs[LT_PROBE_PROGS];
 	enum lt_probe_id id; /* slot in lt_stats */
-	enum lt_type type; /* record type it writes */
+	enum lt_type type; /* record type it writes; 0: an aggregate probe (no records) */
+	const char *map; /* aggregate probes: the per-CPU histogram map (lowtrace hist) */
 	__u16 rec_size; /* sizeof its record */
 	bool dflt; /* attached by `load` without --probes */
 	lt_enc_fn json; /* appends the record's own JSON fields */

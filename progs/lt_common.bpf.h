@@ -8,6 +8,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "lt_abi.h"
+#include "lt_hist.h"
 
 /*
  * Defined once in common.bpf.c; the other objects refer to them and
@@ -95,6 +96,41 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->ts_ns = bpf_ktime_get_ns();
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
+}
+
+/* Aggregate probes count map updates as events and failed inserts (map full) as drops. */
+static __always_inline void lt_count(__u32 probe, bool dropped)
+{
+	struct lt_stat *st = lt_stat_slot(probe);
+
+	if (!st)
+		return;
+	if (dropped)
+		st->drops++;
+	else
+		st->events++;
+}
+
+static __always_inline void lt_hist_add(struct lt_hist *h, __u64 v)
+{
+	__u32 s = lt_hist_slot(v);
+
+	h->count++;
+	h->sum_ns += v;
+	if (s < LT_HIST_SLOTS)
+		h->slot[s]++;
+}
+
+/* The histogram of `key` in a per-CPU hash of struct lt_hist, created empty if missing. */
+static __always_inline struct lt_hist *lt_hist_of(void *map, const void *key)
+{
+	static const struct lt_hist zero;
+	struct lt_hist *h = bpf_map_lookup_elem(map, key);
+
+	if (h)
+		return h;
+	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
 }
 
 #endif /* LT_COMMON_BPF_H */

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * runq: run-queue latency, the time from a task becoming runnable (woken,
+ * new, or preempted while running) to running, as one log2 histogram in a
+ * per-CPU array. tp_btf on sched_wakeup, sched_wakeup_new, sched_switch.
+ * --pid keeps tasks of that thread group; --cgroup does not apply (the
+ * measured task is not the current one).
+ */
+#include "lt_common.bpf.h"
+
+/* before 5.14 the task state was "long state" */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, __u64); /* runnable since */
+} lt_runq_start SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_hist);
+} lt_runq_hist SEC(".maps");
+
+static __always_inline void runnable(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	__u64 now;
+
+	if (!tid || (lt_cfg_tgid && BPF_CORE_READ(p, tgid) != lt_cfg_tgid))
+		return;
+	now = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&lt_runq_start, &tid, &now, BPF_ANY))
+		lt_count(LT_PROBE_RUNQ, true);
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(lt_runq_wake, struct task_struct *p)
+{
+	runnable(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(lt_runq_new, struct task_struct *p)
+{
+	runnable(p);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(lt_runq_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 zero = 0, tid = BPF_CORE_READ(next, pid);
+	struct lt_hist *h;
+	__u64 *start, delta;
+	long state;
+
+	if (bpf_core_field_exists(prev->__state))
+		state = BPF_CORE_READ(prev, __state);
+	else
+		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
+	if (state == 0) /* TASK_RUNNING: preempted, back on the run queue */
+		runnable(prev);
+	start = bpf_map_lookup_elem(&lt_runq_start, &tid);
+	if (!start)
+		return 0;
+	delta = bpf_ktime_get_ns() - *start;
+	bpf_map_delete_elem(&lt_runq_start, &tid);
+	h = bpf_map_lookup_elem(&lt_runq_hist, &zero);
+	if (!h)
+		return 0;
+	lt_hist_add(h, delta);
+	lt_count(LT_PROBE_RUNQ, false);
+	return 0;
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# syscalls: per-syscall counts and log2 latency histograms (tp_btf
+# sys_enter/sys_exit, per-CPU hash), read by `lowtrace hist syscalls`.
+
+load helpers
+
+setup() { lt_setup; }
+
+# getppids N: a python3 that calls getppid() N times; sets GP_PID
+getppids() {
+	python3 -c 'import os, sys
+for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
+	GP_PID=$!
+	wait_rc "$GP_PID" 30
+	assert_equal "$RC" 0
+}
+
+@test "syscalls is opt-in, and hist needs it loaded: exit 3 with one line" {
+	run -0 "$LT" load
+	assert_line --regexp '^syscalls +- *$'
+	run --separate-stderr "$LT" hist syscalls
+	assert_equal "$status" 3
+	assert_one_error_line
+	assert_equal "$stderr" "lowtrace: not loaded: probe syscalls is not attached (lowtrace load --probes ...,syscalls)"
+}
+
+@test "N getppid calls: hist syscalls --json counts at least N, buckets add up" {
+	run -0 "$LT" load --probes syscalls
+	getppids 5000
+	run --separate-stderr -0 "$LT" hist syscalls --json
+	assert_equal "${#lines[@]}" 1
+	local h=$output
+	run -0 jq -e '.probe == "syscalls" and (.ts_ns > 0)' <<<"$h"
+	run -0 jq -c '[.histograms[] | select(.syscall == "getppid")] | length' <<<"$h"
+	assert_output 1
+	run -0 jq -e '.histograms[] | select(.syscall == "getppid") | .count >= 5000 and .pid == 0' <<<"$h"
+	# every histogram: its buckets sum to its count, bounds are powers of two
+	run -0 jq -e '[.histograms[] | ([.buckets[].count] | add) == .count] | all' <<<"$h"
+	run -0 jq -e '[.histograms[].buckets[] | (.hi == null or .hi == (if .lo == 0 then 2 else .lo * 2 end))] | all' <<<"$h"
+	# the most frequent first
+	run -0 jq -e '[.histograms[].count] as $c | $c == ($c | sort | reverse)' <<<"$h"
+}
+
+@test "hist syscalls text: a titled histogram per syscall with bars" {
+	run -0 "$LT" load --probes syscalls
+	getppids 2000
+	run --separate-stderr -0 "$LT" hist syscalls
+	assert_line --regexp '^syscall getppid: count [0-9]+, sum [0-9]+ ns, mean [0-9]+ ns$'
+	assert_line --regexp '^ +[0-9]+ -> [0-9]+ +: [0-9]+ +\|\*+ *\|$'
+	local n
+	n=$(sed -nE 's/^syscall getppid: count ([0-9]+),.*/\1/p' <<<"$output")
+	[ "$n" -ge 2000 ]
+}
+
+@test "load --per-pid: one histogram per syscall and process, P's getppid counted exactly" {
+	run -0 "$LT" load --probes syscalls --per-pid
+	# python's own start-up calls: the same in a run that loops 0 times
+	getppids 0
+	local p0=$GP_PID
+	getppids 3000
+	run --separate-stderr -0 "$LT" hist syscalls --json
+	local h=$output base
+	base=$(jq ".histograms[] | select(.syscall == \"getppid\" and .pid == $p0) | .count" <<<"$h")
+	run -0 jq -c ".histograms[] | select(.syscall == \"getppid\" and .pid == $GP_PID) | .count" <<<"$h"
+	assert_output "$((${base:-0} + 3000))"
+}
+
+@test "hist --interval 1 --count 2: two prints, counts only grow" {
+	run -0 "$LT" load --probes syscalls
+	run --separate-stderr -0 timeout 20 "$LT" hist syscalls --json --interval 1 --count 2
+	assert_equal "${#lines[@]}" 2
+	run -0 jq -n -e --argjson a "${lines[0]}" --argjson b "${lines[1]}" \
+		'($a.histograms | map({(.syscall): .count}) | add) as $x |
+		 ($b.histograms | map({(.syscall): .count}) | add) as $y |
+		 [$x | to_entries[] | $y[.key] >= .value] | all'
+}
+
+@test "hist: bad probe, bad option, --count without --interval: exit 2" {
+	run --separate-stderr "$LT" hist exec
+	assert_equal "$status" 2
+	assert_equal "$stderr" "lowtrace: hist: 'exec' is not an aggregate probe (syscalls or runq)"
+	run --separate-stderr "$LT" hist
+	assert_equal "$status" 2
+	assert_one_error_line
+	run --separate-stderr "$LT" hist runq --count 2
+	assert_equal "$status" 2
+	assert_equal "$stderr" "lowtrace: hist: --count needs --interval"
+	run --separate-stderr "$LT" hist runq --interval 0
+	assert_equal "$status" 2
+	run --separate-stderr "$LT" events --type syscalls
+	assert_equal "$status" 2
+	assert_equal "$stderr" "lowtrace: --type syscalls: an aggregate probe writes no records (see 'lowtrace hist syscalls')"
+}
