@@ -131,6 +131,12 @@ $(BUILD)/tests/%.o: tests/unit/%.c
 $(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
+# the aggregate reader on a real map: kernel.o (libbpf) with malloc counted
+$(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(BUILD)/loader/kernel.o
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+
+$(BUILD)/tests/test_agg.o: $(BUILD)/lowtrace.skel.h
+
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $(filter-out $(BUILD)/lowtrace.bpf.o,$^) $(LIBBPF_LIBS)
 

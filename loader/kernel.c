@@ -424,27 +424,37 @@ struct lt_agg {
 int lt_agg_open(struct lt_agg **out, const char *map, const char *probe)
 {
 	char path[PATH_MAX];
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi);
-	struct lt_agg *a;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, map);
-	a = calloc(1, sizeof(*a));
-	if (!a)
-		return lt_error(LT_FAIL, "out of memory");
-	a->fd = bpf_obj_get(path);
-	if (a->fd < 0) {
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
 		int e = errno;
 
-		free(a);
 		if (e == ENOENT)
-			return lt_error(LT_NOT_LOADED, "not loaded: %s: no such pin (lowtrace load "
-						       "--probes ...,%s)",
+			return lt_error(LT_NOT_LOADED,
+					"not loaded: %s: no such pin (lowtrace load "
+					"--probes ...,%s)",
 					path, probe);
 		if (e == EACCES || e == EPERM)
 			return lt_error(LT_ENV, "permission denied: %s (run as root)", path);
 		return lt_error(LT_FAIL, "%s: %s", path, strerror(e));
 	}
+	return lt_agg_open_fd(out, fd, path);
+}
+
+int lt_agg_open_fd(struct lt_agg **out, int fd, const char *path)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	struct lt_agg *a;
+
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		close(fd);
+		return lt_error(LT_FAIL, "out of memory");
+	}
+	a->fd = fd;
 	if (bpf_obj_get_info_by_fd(a->fd, &mi, &len) ||
 	    (mi.type != BPF_MAP_TYPE_PERCPU_HASH && mi.type != BPF_MAP_TYPE_PERCPU_ARRAY) ||
 	    mi.value_size != sizeof(struct lt_hist) || mi.key_size > 64) {
@@ -530,7 +540,8 @@ int lt_agg_read(struct lt_agg *a, lt_agg_fn cb, void *ctx)
 		err = bpf_map_lookup_batch(a->fd, first ? NULL : &in, &out, a->keys, a->vals, &n,
 					   &opts);
 		if (err && errno != ENOENT) {
-			if (first && (errno == EINVAL || errno == ENOTSUP || errno == 524 /* ENOTSUPP */)) {
+			if (first &&
+			    (errno == EINVAL || errno == ENOTSUP || errno == 524 /* ENOTSUPP */)) {
 				a->no_batch = true; /* kernels before 5.6 */
 				return agg_read_keys(a, cb, ctx);
 			}
@@ -546,6 +557,11 @@ int lt_agg_read(struct lt_agg *a, lt_agg_fn cb, void *ctx)
 		in = out;
 		first = false;
 	}
+}
+
+void lt_agg_no_batch(struct lt_agg *a)
+{
+	a->no_batch = true;
 }
 
 uint32_t lt_agg_max_entries(const struct lt_agg *a)

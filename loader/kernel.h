@@ -62,6 +62,8 @@ void lt_stats_close(struct lt_stats_reader *r);
 struct lt_agg;
 typedef void (*lt_agg_fn)(void *ctx, const void *key, const struct lt_hist *sum);
 int lt_agg_open(struct lt_agg **out, const char *map, const char *probe);
+int lt_agg_open_fd(struct lt_agg **out, int fd, const char *name); /* takes the fd */
+void lt_agg_no_batch(struct lt_agg *a); /* read key by key, as on kernels without batch ops */
 int lt_agg_read(struct lt_agg *a, lt_agg_fn cb, void *ctx);
 uint32_t lt_agg_max_entries(const struct lt_agg *a);
 bool lt_agg_batched(const struct lt_agg *a); /* the last read used batch lookups */

@@ -296,17 +296,18 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			exit(LT_OK);
 		}
 		if (o == '?')
-			return lt_error(LT_USAGE, "%s: unknown option '%s' (see 'lowtrace %s -h')", argv[0],
-					argv[optind - 1], argv[0]);
+			return lt_error(LT_USAGE, "%s: unknown option '%s' (see 'lowtrace %s -h')",
+					argv[0], argv[optind - 1], argv[0]);
 		if (o == ':')
 			return lt_error(LT_USAGE, "%s: option '%s' needs a value", argv[0],
 					argv[optind - 1]);
 		for (const int *a = allowed; *a; a++)
 			ok |= *a == o;
 		if (!ok)
-			return lt_error(LT_USAGE,
-					"%s: option '%s' does not apply here (see 'lowtrace %s -h')",
-					argv[0], argv[optind - 1], argv[0]);
+			return lt_error(
+				LT_USAGE,
+				"%s: option '%s' does not apply here (see 'lowtrace %s -h')",
+				argv[0], argv[optind - 1], argv[0]);
 		switch (o) {
 		case OPT_PROBES:
 			err = parse_probes(optarg, &c->load.probes, false);
@@ -372,8 +373,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			return err;
 	}
 	if (optind < argc)
-		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see 'lowtrace %s -h')", argv[0],
-				argv[optind], argv[0]);
+		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see 'lowtrace %s -h')",
+				argv[0], argv[optind], argv[0]);
 	return LT_OK;
 }
 
@@ -457,8 +458,8 @@ static int cmd_status(int argc, char **argv)
 
 /* ---- load / unload ---- */
 
-static const int load_allowed[] = { OPT_PROBES,	OPT_PID,     OPT_CGROUP,
-				    OPT_RINGBUF, OPT_REPLACE, OPT_PER_PID, 0 };
+static const int load_allowed[] = { OPT_PROBES,	 OPT_PID,     OPT_CGROUP, OPT_RINGBUF,
+				    OPT_REPLACE, OPT_PER_PID, 0 };
 
 static void cli_defaults(struct cli *c)
 {
@@ -739,8 +740,10 @@ static void help_hist(void)
 	       "    --interval S         print again every S seconds (until Ctrl-C or --count)\n"
 	       "    --count N            with --interval: stop after N prints\n"
 	       "    --json               one JSON object per print: {\"probe\", \"ts_ns\",\n"
-	       "                         \"histograms\": [{[\"syscall\", \"pid\",] \"count\", \"sum_ns\",\n"
-	       "                         \"buckets\": [{\"lo\", \"hi\" (exclusive), \"count\"}]}]}\n\n"
+	       "                         \"histograms\": [{[\"syscall\", \"pid\",] \"count\", "
+	       "\"sum_ns\",\n"
+	       "                         \"buckets\": [{\"lo\", \"hi\" (exclusive), "
+	       "\"count\"}]}]}\n\n"
 	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded (or the probe not attached); 1 "
 	       "failure.\n");
 }
@@ -852,7 +855,8 @@ static int cmd_hist(int argc, char **argv)
 		return LT_OK;
 	}
 	if (argc < 2 || argv[1][0] == '-')
-		return lt_error(LT_USAGE, "hist: which probe? (syscalls or runq; see 'lowtrace hist -h')");
+		return lt_error(LT_USAGE,
+				"hist: which probe? (syscalls or runq; see 'lowtrace hist -h')");
 	p = lt_probe_by_name(argv[1], strlen(argv[1]));
 	if (!p || !p->map)
 		return lt_error(LT_USAGE, "hist: '%s' is not an aggregate probe (syscalls or runq)",
@@ -870,10 +874,11 @@ static int cmd_hist(int argc, char **argv)
 		if (err)
 			return err;
 		if (!st.probe[p->id].loaded)
-			return lt_error(LT_NOT_LOADED,
-					"not loaded: probe %s is not attached (lowtrace load --probes "
-					"...,%s)",
-					p->name, p->name);
+			return lt_error(
+				LT_NOT_LOADED,
+				"not loaded: probe %s is not attached (lowtrace load --probes "
+				"...,%s)",
+				p->name, p->name);
 	}
 	err = lt_agg_open(&a, p->map, p->name);
 	if (err)

@@ -144,7 +144,9 @@ int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 	    BPF_CORE_READ(tp, snd_una) == BPF_CORE_READ(tp, write_seq) && r->tx_bytes)
 		r->tx_bytes--;
 	r->rx_bytes = BPF_CORE_READ(tp, bytes_received);
-	if ((BPF_CORE_READ(sk, __sk_common.skc_flags) >> bpf_core_enum_value(enum sock_flags, SOCK_DONE)) & 1 &&
+	if ((BPF_CORE_READ(sk, __sk_common.skc_flags) >>
+	     bpf_core_enum_value(enum sock_flags, SOCK_DONE)) &
+		    1 &&
 	    r->rx_bytes)
 		r->rx_bytes--;
 	r->direction = c->direction;

@@ -25,43 +25,43 @@ struct member {
 
 /* Every member of every shared struct, in declaration order. */
 static const struct member members[] = {
-	M(lt_hdr, type),	  M(lt_hdr, size),	   M(lt_hdr, cpu),
-	M(lt_hdr, ts_ns),	  M(lt_hdr, pid),	   M(lt_hdr, tid),
+	M(lt_hdr, type),	  M(lt_hdr, size),	    M(lt_hdr, cpu),
+	M(lt_hdr, ts_ns),	  M(lt_hdr, pid),	    M(lt_hdr, tid),
 
-	M(lt_exec, hdr),	  M(lt_exec, ppid),	   M(lt_exec, uid),
-	M(lt_exec, gid),	  M(lt_exec, argc),	   M(lt_exec, cgroup_id),
-	M(lt_exec, filename_len), M(lt_exec, args_len),	   M(lt_exec, flags),
-	M(lt_exec, _pad0),	  M(lt_exec, comm),	   M(lt_exec, filename),
+	M(lt_exec, hdr),	  M(lt_exec, ppid),	    M(lt_exec, uid),
+	M(lt_exec, gid),	  M(lt_exec, argc),	    M(lt_exec, cgroup_id),
+	M(lt_exec, filename_len), M(lt_exec, args_len),	    M(lt_exec, flags),
+	M(lt_exec, _pad0),	  M(lt_exec, comm),	    M(lt_exec, filename),
 	M(lt_exec, args),
 
-	M(lt_exit, hdr),	  M(lt_exit, ppid),	   M(lt_exit, exit_code),
-	M(lt_exit, signal),	  M(lt_exit, core_dumped), M(lt_exit, _pad0),
+	M(lt_exit, hdr),	  M(lt_exit, ppid),	    M(lt_exit, exit_code),
+	M(lt_exit, signal),	  M(lt_exit, core_dumped),  M(lt_exit, _pad0),
 	M(lt_exit, lifetime_ns),  M(lt_exit, comm),
 
-	M(lt_fork, hdr),	  M(lt_fork, child_pid),   M(lt_fork, _pad0),
+	M(lt_fork, hdr),	  M(lt_fork, child_pid),    M(lt_fork, _pad0),
 	M(lt_fork, comm),
 
 	M(lt_signal, hdr),	  M(lt_signal, target_pid), M(lt_signal, target_tid),
-	M(lt_signal, sig),	  M(lt_signal, result),	   M(lt_signal, group),
-	M(lt_signal, _pad0),	  M(lt_signal, comm),	   M(lt_signal, target_comm),
+	M(lt_signal, sig),	  M(lt_signal, result),	    M(lt_signal, group),
+	M(lt_signal, _pad0),	  M(lt_signal, comm),	    M(lt_signal, target_comm),
 
-	M(lt_oom, hdr),		  M(lt_oom, victim_pid),   M(lt_oom, victim_uid),
-	M(lt_oom, pages),	  M(lt_oom, total_vm),	   M(lt_oom, comm),
+	M(lt_oom, hdr),		  M(lt_oom, victim_pid),    M(lt_oom, victim_uid),
+	M(lt_oom, pages),	  M(lt_oom, total_vm),	    M(lt_oom, comm),
 	M(lt_oom, victim_comm),
 
-	M(lt_open, hdr),	  M(lt_open, ret),	   M(lt_open, dfd),
-	M(lt_open, flags),	  M(lt_open, mode),	   M(lt_open, path_len),
-	M(lt_open, syscall),	  M(lt_open, rflags),	   M(lt_open, _pad0),
+	M(lt_open, hdr),	  M(lt_open, ret),	    M(lt_open, dfd),
+	M(lt_open, flags),	  M(lt_open, mode),	    M(lt_open, path_len),
+	M(lt_open, syscall),	  M(lt_open, rflags),	    M(lt_open, _pad0),
 	M(lt_open, comm),	  M(lt_open, path),
 
-	M(lt_tcp_addr, saddr),	  M(lt_tcp_addr, daddr),   M(lt_tcp_addr, sport),
-	M(lt_tcp_addr, dport),	  M(lt_tcp_addr, family),  M(lt_tcp_addr, _pad0),
+	M(lt_tcp_addr, saddr),	  M(lt_tcp_addr, daddr),    M(lt_tcp_addr, sport),
+	M(lt_tcp_addr, dport),	  M(lt_tcp_addr, family),   M(lt_tcp_addr, _pad0),
 
-	M(lt_tcp, hdr),		  M(lt_tcp, addr),	   M(lt_tcp, duration_ns),
-	M(lt_tcp, tx_bytes),	  M(lt_tcp, rx_bytes),	   M(lt_tcp, direction),
+	M(lt_tcp, hdr),		  M(lt_tcp, addr),	    M(lt_tcp, duration_ns),
+	M(lt_tcp, tx_bytes),	  M(lt_tcp, rx_bytes),	    M(lt_tcp, direction),
 	M(lt_tcp, _pad0),	  M(lt_tcp, comm),
 
-	M(lt_tcp_retrans, hdr),	  M(lt_tcp_retrans, addr), M(lt_tcp_retrans, state),
+	M(lt_tcp_retrans, hdr),	  M(lt_tcp_retrans, addr),  M(lt_tcp_retrans, state),
 	M(lt_tcp_retrans, _pad0), M(lt_tcp_retrans, comm),
 
 	M(lt_stat, events),	  M(lt_stat, drops),
@@ -71,11 +71,17 @@ static const struct {
 	const char *name;
 	size_t size;
 } structs[] = {
-	{ "lt_hdr", sizeof(struct lt_hdr) },   { "lt_exec", sizeof(struct lt_exec) },
-	{ "lt_exit", sizeof(struct lt_exit) }, { "lt_fork", sizeof(struct lt_fork) },
-	{ "lt_signal", sizeof(struct lt_signal) }, { "lt_oom", sizeof(struct lt_oom) },
-	{ "lt_open", sizeof(struct lt_open) },	   { "lt_tcp_addr", sizeof(struct lt_tcp_addr) },
-	{ "lt_tcp", sizeof(struct lt_tcp) },	   { "lt_tcp_retrans", sizeof(struct lt_tcp_retrans) },	   { "lt_stat", sizeof(struct lt_stat) },
+	{ "lt_hdr", sizeof(struct lt_hdr) },
+	{ "lt_exec", sizeof(struct lt_exec) },
+	{ "lt_exit", sizeof(struct lt_exit) },
+	{ "lt_fork", sizeof(struct lt_fork) },
+	{ "lt_signal", sizeof(struct lt_signal) },
+	{ "lt_oom", sizeof(struct lt_oom) },
+	{ "lt_open", sizeof(struct lt_open) },
+	{ "lt_tcp_addr", sizeof(struct lt_tcp_addr) },
+	{ "lt_tcp", sizeof(struct lt_tcp) },
+	{ "lt_tcp_retrans", sizeof(struct lt_tcp_retrans) },
+	{ "lt_stat", sizeof(struct lt_stat) },
 };
 
 int main(int argc, char **argv)

@@ -125,8 +125,9 @@ int main(void)
 	allocs = frees = 0;
 	memset(&st, 0, sizeof(st));
 	rounds(100000, &b, &st);
-	ok(st.fast + st.older == 100000 * NRECS, "%d records of %d types decoded (%lu fast, %lu older)",
-	   100000 * NRECS, NRECS, (unsigned long)st.fast, (unsigned long)st.older);
+	ok(st.fast + st.older == 100000 * NRECS,
+	   "%d records of %d types decoded (%lu fast, %lu older)", 100000 * NRECS, NRECS,
+	   (unsigned long)st.fast, (unsigned long)st.older);
 	ok(allocs == 0, "zero allocations in 100000 decode+encode rounds (saw %lu)", allocs);
 	ok(frees == 0, "zero frees in 100000 decode+encode rounds (saw %lu)", frees);
 	return tap_done();

@@ -142,12 +142,13 @@ int main(void)
 		lt_encode_json(&b, lt_probe_by_type(LT_TYPE_OPEN), &r);
 		lt_encode_text(&b, lt_probe_by_type(LT_TYPE_OPEN), &r);
 		b.p[b.len] = 0;
-		ok(!strcmp(b.p, "{\"type\":\"open\",\"ts_ns\":8,\"cpu\":0,\"pid\":3,\"tid\":3,"
-				"\"comm\":\"\",\"syscall\":\"openat\",\"dfd\":5,\"path\":\"a\\u0009b\","
-				"\"path_truncated\":false,\"flags\":[\"O_RDWR\",\"O_CREAT\","
-				"\"O_CLOEXEC\",\"0100000000\"],\"mode\":384,\"ret\":-13}\n"
-				"open ts_ns=8 cpu=0 pid=3 tid=3 comm= syscall=openat dfd=5 path=a\\x09b "
-				"flags=O_RDWR|O_CREAT|O_CLOEXEC|0100000000 mode=0600 ret=-13\n"),
+		ok(!strcmp(b.p,
+			   "{\"type\":\"open\",\"ts_ns\":8,\"cpu\":0,\"pid\":3,\"tid\":3,"
+			   "\"comm\":\"\",\"syscall\":\"openat\",\"dfd\":5,\"path\":\"a\\u0009b\","
+			   "\"path_truncated\":false,\"flags\":[\"O_RDWR\",\"O_CREAT\","
+			   "\"O_CLOEXEC\",\"0100000000\"],\"mode\":384,\"ret\":-13}\n"
+			   "open ts_ns=8 cpu=0 pid=3 tid=3 comm= syscall=openat dfd=5 path=a\\x09b "
+			   "flags=O_RDWR|O_CREAT|O_CLOEXEC|0100000000 mode=0600 ret=-13\n"),
 		   "open JSON and text exact (flag names, unnamed bits in octal)");
 
 		memset(&r, 0, sizeof(r));
@@ -166,10 +167,11 @@ int main(void)
 		b.len = 0;
 		lt_encode_json(&b, lt_probe_by_type(LT_TYPE_TCP), &r);
 		b.p[b.len] = 0;
-		ok(!strcmp(b.p, "{\"type\":\"tcp\",\"ts_ns\":9,\"cpu\":0,\"pid\":4,\"tid\":4,"
-				"\"comm\":\"\",\"family\":6,\"saddr\":\"fe80::1\",\"daddr\":\"::1\","
-				"\"sport\":443,\"dport\":50000,\"direction\":\"accept\",\"tx_bytes\":10,"
-				"\"rx_bytes\":20,\"duration_ns\":30}\n"),
+		ok(!strcmp(b.p,
+			   "{\"type\":\"tcp\",\"ts_ns\":9,\"cpu\":0,\"pid\":4,\"tid\":4,"
+			   "\"comm\":\"\",\"family\":6,\"saddr\":\"fe80::1\",\"daddr\":\"::1\","
+			   "\"sport\":443,\"dport\":50000,\"direction\":\"accept\",\"tx_bytes\":10,"
+			   "\"rx_bytes\":20,\"duration_ns\":30}\n"),
 		   "tcp JSON exact (v6 addresses)");
 
 		memset(&r, 0, sizeof(r));
@@ -183,8 +185,9 @@ int main(void)
 		b.len = 0;
 		lt_encode_text(&b, lt_probe_by_type(LT_TYPE_TCP_RETRANS), &r);
 		b.p[b.len] = 0;
-		ok(!strcmp(b.p, "tcp_retrans ts_ns=1 cpu=0 pid=0 tid=0 comm= family=4 saddr=10.0.0.1 "
-				"daddr=192.168.1.254 sport=1 dport=2 state=ESTABLISHED\n"),
+		ok(!strcmp(b.p,
+			   "tcp_retrans ts_ns=1 cpu=0 pid=0 tid=0 comm= family=4 saddr=10.0.0.1 "
+			   "daddr=192.168.1.254 sport=1 dport=2 state=ESTABLISHED\n"),
 		   "tcp_retrans text exact (v4 addresses, state name)");
 	}
 	return tap_done();
