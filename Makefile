@@ -24,7 +24,10 @@ USER_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
 LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
 
 BPF_SRCS := $(wildcard progs/*.bpf.c)
-BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
+# common.bpf.o (the definitions of the shared maps) first: bpftool 7.1's linker
+# fails relocations when an object using an extern map comes before its definition
+BPF_OBJS := $(BUILD)/progs/common.bpf.o \
+	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
 # pure layers: no libbpf (the unit tests link these)
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))

@@ -51,7 +51,7 @@ static const char main_help[] =
 	"    status    show loaded probes, their hooks, event and drop counters\n"
 	"    events    stream records from the pinned ring buffer\n"
 	"    run       load without pinning, stream records, clean up on Ctrl-C\n"
-	"    hist      print the log2 latency histograms of syscalls or runq\n"
+	"    hist      print the log2 latency histograms of syscalls, runq or bio\n"
 	"\n"
 	"OPTIONS\n"
 	"    -v, --verbose   show libbpf's messages, including the verifier log\n"
@@ -729,13 +729,14 @@ static int cmd_run(int argc, char **argv)
 static void help_hist(void)
 {
 	printf("NAME\n    lowtrace hist - print the latency histograms of an aggregate probe\n\n"
-	       "SYNOPSIS\n    lowtrace hist syscalls|runq [--interval S] [--count N] [--json]\n\n"
+	       "SYNOPSIS\n    lowtrace hist syscalls|runq|bio [--interval S] [--count N] [--json]\n\n"
 	       "DESCRIPTION\n"
 	       "    Reads the probe's per-CPU map from the pinned suite (load --probes ...,PROBE)\n"
 	       "    and prints log2 histograms in nanoseconds, counted since load: runq, one\n"
 	       "    histogram of run-queue latency; syscalls, one per syscall (and process,\n"
-	       "    with load --per-pid), the most frequent first. Bucket LO -> HI holds\n"
-	       "    values LO <= v <= HI.\n\n"
+	       "    with load --per-pid); bio, one per device (major:minor) and operation\n"
+	       "    (read, write, flush, discard, other), issue to completion. The most\n"
+	       "    frequent first. Bucket LO -> HI holds values LO <= v <= HI.\n\n"
 	       "OPTIONS\n"
 	       "    --interval S         print again every S seconds (until Ctrl-C or --count)\n"
 	       "    --count N            with --interval: stop after N prints\n"
@@ -749,9 +750,14 @@ static void help_hist(void)
 }
 
 struct hist_entry {
-	struct lt_sys_key key;
+	union {
+		struct lt_sys_key sys;
+		struct lt_bio_key bio;
+	} key;
 	struct lt_hist h;
 };
+
+static const char *const bio_ops[] = { "read", "write", "flush", "discard", "other" };
 
 struct hist_view {
 	const struct lt_probe *probe;
@@ -767,8 +773,8 @@ static void hist_collect(void *ctx, const void *key, const struct lt_hist *sum)
 	if (!sum->count || v->n >= v->cap)
 		return;
 	memset(&v->e[v->n].key, 0, sizeof(v->e[v->n].key));
-	if (v->probe->id == LT_PROBE_SYSCALLS)
-		memcpy(&v->e[v->n].key, key, sizeof(struct lt_sys_key));
+	if (v->probe->id != LT_PROBE_RUNQ)
+		memcpy(&v->e[v->n].key, key, sizeof(v->e[v->n].key));
 	v->e[v->n].h = *sum;
 	v->n++;
 }
@@ -807,25 +813,38 @@ static void hist_print(struct hist_view *v, struct lt_buf *b, bool json, struct 
 			flush_out(out);
 		if (json) {
 			lt_put_s(b, i ? ",{" : "{");
+			/* lt_hist_json starts with a comma: a first field here */
 			if (v->probe->id == LT_PROBE_SYSCALLS) {
 				lt_put_s(b, "\"syscall\":\"");
-				lt_put_s(b, syscall_name(e->key.nr, tmp, sizeof(tmp)));
+				lt_put_s(b, syscall_name(e->key.sys.nr, tmp, sizeof(tmp)));
 				lt_put_c(b, '"');
-				lt_json_u64(b, "pid", e->key.pid);
-			}
-			/* lt_hist_json starts with a comma */
-			if (v->probe->id != LT_PROBE_SYSCALLS)
+				lt_json_u64(b, "pid", e->key.sys.pid);
+			} else if (v->probe->id == LT_PROBE_BIO) {
+				snprintf(tmp, sizeof(tmp), "%u:%u", e->key.bio.dev >> 20,
+					 e->key.bio.dev & 0xfffff);
+				lt_put_s(b, "\"device\":\"");
+				lt_put_s(b, tmp);
+				lt_put_s(b, "\",\"op\":\"");
+				lt_put_s(b, bio_ops[e->key.bio.op <= LT_BIO_OTHER ? e->key.bio.op
+										   : LT_BIO_OTHER]);
+				lt_put_c(b, '"');
+			} else {
 				lt_put_s(b, "\"probe\":\"runq\"");
+			}
 			lt_hist_json(b, &e->h);
 			lt_put_c(b, '}');
 			continue;
 		}
-		if (v->probe->id == LT_PROBE_SYSCALLS && e->key.pid)
+		if (v->probe->id == LT_PROBE_SYSCALLS && e->key.sys.pid)
 			snprintf(title, sizeof(title), "syscall %s pid %u",
-				 syscall_name(e->key.nr, tmp, sizeof(tmp)), e->key.pid);
+				 syscall_name(e->key.sys.nr, tmp, sizeof(tmp)), e->key.sys.pid);
 		else if (v->probe->id == LT_PROBE_SYSCALLS)
 			snprintf(title, sizeof(title), "syscall %s",
-				 syscall_name(e->key.nr, tmp, sizeof(tmp)));
+				 syscall_name(e->key.sys.nr, tmp, sizeof(tmp)));
+		else if (v->probe->id == LT_PROBE_BIO)
+			snprintf(title, sizeof(title), "bio %u:%u %s", e->key.bio.dev >> 20,
+				 e->key.bio.dev & 0xfffff,
+				 bio_ops[e->key.bio.op <= LT_BIO_OTHER ? e->key.bio.op : LT_BIO_OTHER]);
 		else
 			snprintf(title, sizeof(title), "%s latency", v->probe->name);
 		lt_hist_text(b, title, &e->h);
@@ -859,7 +878,7 @@ static int cmd_hist(int argc, char **argv)
 				"hist: which probe? (syscalls or runq; see 'lowtrace hist -h')");
 	p = lt_probe_by_name(argv[1], strlen(argv[1]));
 	if (!p || !p->map)
-		return lt_error(LT_USAGE, "hist: '%s' is not an aggregate probe (syscalls or runq)",
+		return lt_error(LT_USAGE, "hist: '%s' is not an aggregate probe (syscalls, runq or bio)",
 				argv[1]);
 	argv[1] = argv[0];
 	err = parse_opts(argc - 1, argv + 1, allowed, help_hist, &c);

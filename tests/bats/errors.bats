@@ -84,7 +84,7 @@ lt_fails() {
 
 @test "unknown probe in --probes, unknown type in --type, empty lists: exit 2" {
 	lt_fails 2 load --probes exec,nope
-	assert_equal "$stderr" "lowtrace: unknown probe 'nope' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, syscalls, runq)"
+	assert_equal "$stderr" "lowtrace: unknown probe 'nope' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, syscalls, runq, bio)"
 	lt_fails 2 load --probes ''
 	lt_fails 2 load --probes ,
 	lt_fails 2 run --probes exec,,fork

@@ -12,7 +12,7 @@ PIN=/sys/fs/bpf/lowtrace
 # what `load` attaches without --probes: probes in table order, their
 # programs, and the link pins (one per program: its name without "lt_")
 DEFAULT_PROBES=(exec exit fork signal oom tcp tcp_retrans)
-ALL_PROBES=("${DEFAULT_PROBES[@]}" open syscalls runq) # the opt-in ones after the default ones
+ALL_PROBES=("${DEFAULT_PROBES[@]}" open syscalls runq bio) # the opt-in ones after the default ones
 DEFAULT_PROGS="lt_exec lt_exit lt_fork lt_oom lt_oom_kill lt_signal lt_tcp lt_tcp_retrans" # sorted
 DEFAULT_LINKS="exec exit fork oom oom_kill signal tcp tcp_retrans"
 

@@ -78,7 +78,7 @@ for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
 @test "hist: bad probe, bad option, --count without --interval: exit 2" {
 	run --separate-stderr "$LT" hist exec
 	assert_equal "$status" 2
-	assert_equal "$stderr" "lowtrace: hist: 'exec' is not an aggregate probe (syscalls or runq)"
+	assert_equal "$stderr" "lowtrace: hist: 'exec' is not an aggregate probe (syscalls, runq or bio)"
 	run --separate-stderr "$LT" hist
 	assert_equal "$status" 2
 	assert_one_error_line
