@@ -12,7 +12,7 @@ PKG_CONFIG ?= pkg-config
 
 # Debian packages: build, then tests
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2
+DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 prometheus
 # the kernel matrix in qemu (make vmtest)
 DEPS_VM := qemu-system-x86 busybox-static
 DEPS_STAMP := $(BUILD)/.deps-stamp
@@ -31,7 +31,7 @@ BPF_OBJS := $(BUILD)/progs/common.bpf.o \
 # pure layers: no libbpf (the unit tests link these)
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
-LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/main.o
+LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/metrics.o $(BUILD)/loader/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
@@ -117,7 +117,7 @@ $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 
 # ---- userspace ----
 $(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
-$(BUILD)/loader/main.o: $(BUILD)/lt_syscall_names.h
+$(BUILD)/loader/main.o $(BUILD)/loader/metrics.o: $(BUILD)/lt_syscall_names.h
 
 $(BUILD)/loader/%.o: loader/%.c
 	@mkdir -p $(@D)

@@ -14,6 +14,7 @@
 #include "hist.h"
 #include "kernel.h"
 #include "lowtrace.h"
+#include "metrics.h"
 #include "records.h"
 #include "lt_syscall_names.h"
 
@@ -52,6 +53,7 @@ static const char main_help[] =
 	"    events    stream records from the pinned ring buffer\n"
 	"    run       load without pinning, stream records, clean up on Ctrl-C\n"
 	"    hist      print the log2 latency histograms of syscalls, runq or bio\n"
+	"    metrics   serve Prometheus metrics over HTTP (GET /metrics)\n"
 	"\n"
 	"OPTIONS\n"
 	"    -v, --verbose   show libbpf's messages, including the verifier log\n"
@@ -252,6 +254,8 @@ enum {
 	OPT_DURATION,
 	OPT_INTERVAL,
 	OPT_PER_PID,
+	OPT_LISTEN,
+	OPT_PER_SYS_LAT,
 };
 
 struct cli {
@@ -262,6 +266,8 @@ struct cli {
 	uint64_t duration_s;
 	uint64_t interval_s;
 	bool json_status;
+	const char *listen;
+	bool per_syscall_latency;
 };
 
 /* Parse the options of one subcommand; `allowed` lists the OPT_* it takes. */
@@ -280,6 +286,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 		{ "duration", required_argument, 0, OPT_DURATION },
 		{ "interval", required_argument, 0, OPT_INTERVAL },
 		{ "per-pid", no_argument, 0, OPT_PER_PID },
+		{ "listen", required_argument, 0, OPT_LISTEN },
+		{ "per-syscall-latency", no_argument, 0, OPT_PER_SYS_LAT },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -356,6 +364,14 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = parse_u64("--interval", optarg, false, 86400, &c->interval_s);
 			if (!err && !c->interval_s)
 				err = lt_error(LT_USAGE, "--interval: must be at least 1");
+			break;
+		case OPT_LISTEN:
+			c->listen = optarg;
+			err = 0;
+			break;
+		case OPT_PER_SYS_LAT:
+			c->per_syscall_latency = true;
+			err = 0;
 			break;
 		case OPT_PER_PID:
 			c->load.sys_per_pid = true;
@@ -938,6 +954,45 @@ static int cmd_hist(int argc, char **argv)
 	return err;
 }
 
+/* ---- metrics ---- */
+
+static void help_metrics(void)
+{
+	printf("NAME\n    lowtrace metrics - serve Prometheus metrics of the pinned suite\n\n"
+	       "SYNOPSIS\n    lowtrace metrics [--listen HOST:PORT] [--per-syscall-latency]\n\n"
+	       "DESCRIPTION\n"
+	       "    Answers HTTP GET (and HEAD) /metrics with the text exposition format 0.0.4,\n"
+	       "    read from the pinned maps at each scrape: lowtrace_events_total{probe},\n"
+	       "    lowtrace_drops_total{probe}, and for the aggregate probes that are loaded\n"
+	       "    lowtrace_syscalls_total{name}, lowtrace_syscall_latency_seconds,\n"
+	       "    lowtrace_runq_latency_seconds, lowtrace_bio_latency_seconds{device,op}\n"
+	       "    (histograms: cumulative _bucket{le}, _sum, _count). Other paths get 404,\n"
+	       "    other methods 405, malformed requests 400; one connection at a time, 2 s\n"
+	       "    timeouts. Runs until Ctrl-C or SIGTERM; answers 503 once the suite is\n"
+	       "    unloaded.\n\n"
+	       "OPTIONS\n"
+	       "    --listen HOST:PORT   numeric address to bind (default 127.0.0.1:9464, loopback\n"
+	       "                         only); [::1]:9464 for IPv6, 0.0.0.0:9464 for all\n"
+	       "    --per-syscall-latency  one latency histogram per syscall (label name)\n\n"
+	       "EXIT STATUS\n    0 stopped by a signal; 2 usage; 3 not loaded; 1 failure (e.g. the\n"
+	       "    address is in use).\n");
+}
+
+static int cmd_metrics(int argc, char **argv)
+{
+	static const int allowed[] = { OPT_LISTEN, OPT_PER_SYS_LAT, 0 };
+	struct metrics_opts o = { .listen = "127.0.0.1:9464" };
+	struct cli c = {};
+	int err = parse_opts(argc, argv, allowed, help_metrics, &c);
+
+	if (err)
+		return err;
+	if (c.listen)
+		o.listen = c.listen;
+	o.per_syscall_latency = c.per_syscall_latency;
+	return lt_metrics_serve(&o);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -946,6 +1001,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "load", cmd_load },	  { "unload", cmd_unload }, { "status", cmd_status },
 		{ "events", cmd_events }, { "run", cmd_run },	    { "hist", cmd_hist },
+		{ "metrics", cmd_metrics },
 	};
 	int i = 1;
 

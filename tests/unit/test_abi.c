@@ -10,6 +10,7 @@
 #include <bpf/btf.h>
 
 #include "lt_abi.h"
+#include "lt_hist.h"
 #include "tap.h"
 
 struct member {
@@ -64,6 +65,10 @@ static const struct member members[] = {
 	M(lt_tcp_retrans, hdr),	  M(lt_tcp_retrans, addr),  M(lt_tcp_retrans, state),
 	M(lt_tcp_retrans, _pad0), M(lt_tcp_retrans, comm),
 
+	M(lt_hist, count), M(lt_hist, sum_ns), M(lt_hist, slot),
+	M(lt_sys_key, nr), M(lt_sys_key, pid),
+	M(lt_bio_key, dev), M(lt_bio_key, op), M(lt_bio_key, _pad0),
+
 	M(lt_stat, events),	  M(lt_stat, drops),
 };
 
@@ -81,6 +86,9 @@ static const struct {
 	{ "lt_tcp_addr", sizeof(struct lt_tcp_addr) },
 	{ "lt_tcp", sizeof(struct lt_tcp) },
 	{ "lt_tcp_retrans", sizeof(struct lt_tcp_retrans) },
+	{ "lt_hist", sizeof(struct lt_hist) },
+	{ "lt_sys_key", sizeof(struct lt_sys_key) },
+	{ "lt_bio_key", sizeof(struct lt_bio_key) },
 	{ "lt_stat", sizeof(struct lt_stat) },
 };
 

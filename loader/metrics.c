@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * lowtrace metrics: a small single-threaded HTTP server that answers
+ * GET /metrics with the suite's counters and histograms, read at each scrape
+ * from the pinned maps with readers opened once (no allocation per scrape).
+ * One connection at a time, with short timeouts, so a slow or hostile client
+ * costs at most a few seconds and never the process.
+ */
+#define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "kernel.h"
+#include "lowtrace.h"
+#include "metrics.h"
+#include "records.h"
+#include "lt_syscall_names.h"
+
+#define REQ_MAX 8192
+#define BODY_MAX (4u << 20)
+#define IO_TIMEOUT_S 2
+
+#define NSYSCALLS (sizeof(lt_syscall_names) / sizeof(lt_syscall_names[0]))
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+/* seconds of 2^e nanoseconds, as a Prometheus float */
+static void put_pow2_seconds(struct lt_buf *b, unsigned int e)
+{
+	char tmp[32];
+
+	snprintf(tmp, sizeof(tmp), "%.10g", (double)(1ull << e) / 1e9);
+	lt_put_s(b, tmp);
+}
+
+void lt_prom_hist(struct lt_buf *b, const char *name, const char *labels, const struct lt_hist *h)
+{
+	char tmp[32];
+	uint64_t cum = 0;
+
+	/* slot i holds values below 2^(i+1) ns; the last slot only counts in +Inf */
+	for (unsigned int i = 0; i < LT_HIST_SLOTS - 1; i++) {
+		cum += h->slot[i];
+		lt_put_s(b, name);
+		lt_put_s(b, "_bucket{");
+		lt_put_s(b, labels);
+		lt_put_s(b, *labels ? ",le=\"" : "le=\"");
+		put_pow2_seconds(b, i + 1);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, cum);
+		lt_put_c(b, '\n');
+	}
+	lt_put_s(b, name);
+	lt_put_s(b, "_bucket{");
+	lt_put_s(b, labels);
+	lt_put_s(b, *labels ? ",le=\"+Inf\"} " : "le=\"+Inf\"} ");
+	lt_put_u64(b, h->count);
+	lt_put_c(b, '\n');
+	lt_put_s(b, name);
+	lt_put_s(b, "_sum");
+	if (*labels) {
+		lt_put_c(b, '{');
+		lt_put_s(b, labels);
+		lt_put_c(b, '}');
+	}
+	snprintf(tmp, sizeof(tmp), " %.9f\n", (double)h->sum_ns / 1e9);
+	lt_put_s(b, tmp);
+	lt_put_s(b, name);
+	lt_put_s(b, "_count");
+	if (*labels) {
+		lt_put_c(b, '{');
+		lt_put_s(b, labels);
+		lt_put_c(b, '}');
+	}
+	lt_put_c(b, ' ');
+	lt_put_u64(b, h->count);
+	lt_put_c(b, '\n');
+}
+
+int lt_http_status(const char *req, size_t n, size_t cap, bool *head)
+{
+	const char *end = NULL, *sp1, *sp2, *line_end;
+	size_t mlen, plen;
+
+	*head = false;
+	for (size_t i = 3; i < n; i++) {
+		if (req[i - 3] == '\r' && req[i - 2] == '\n' && req[i - 1] == '\r' && req[i] == '\n') {
+			end = req + i;
+			break;
+		}
+	}
+	if (!end)
+		return n >= cap ? 431 : 0;
+	line_end = memchr(req, '\r', n);
+	sp1 = memchr(req, ' ', line_end - req);
+	if (!sp1)
+		return 400;
+	sp2 = memchr(sp1 + 1, ' ', line_end - sp1 - 1);
+	if (!sp2 || line_end - sp2 < 9 || memcmp(sp2 + 1, "HTTP/1.", 7))
+		return 400;
+	mlen = sp1 - req;
+	plen = sp2 - sp1 - 1;
+	for (const char *c = req; c < line_end; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c >= 0x7f)
+			return 400;
+	if (!(mlen == 3 && !memcmp(req, "GET", 3)) && !(mlen == 4 && !memcmp(req, "HEAD", 4)))
+		return 405;
+	*head = mlen == 4;
+	if (!((plen == 8 && !memcmp(sp1 + 1, "/metrics", 8)) ||
+	      (plen > 8 && !memcmp(sp1 + 1, "/metrics?", 9))))
+		return 404;
+	return 200;
+}
+
+struct server {
+	bool per_syscall_latency;
+	struct lt_handles h;
+	struct lt_stats_reader sr;
+	bool loaded[LT_PROBE_SLOTS];
+	struct lt_agg *agg[LT_PROBE_SLOTS];
+	struct lt_hist *by_nr; /* NSYSCALLS, summed over processes */
+	struct lt_hist all; /* every syscall */
+	struct lt_buf body;
+	char req[REQ_MAX];
+	char labels[96];
+	const struct lt_probe *cur; /* the aggregate being written */
+};
+
+static void sum_into(struct lt_hist *dst, const struct lt_hist *src)
+{
+	__u64 *d = (__u64 *)dst;
+	const __u64 *s = (const __u64 *)src;
+
+	for (size_t w = 0; w < sizeof(*dst) / sizeof(__u64); w++)
+		d[w] += s[w];
+}
+
+static void on_sys(void *ctx, const void *key, const struct lt_hist *sum)
+{
+	struct server *s = ctx;
+	const struct lt_sys_key *k = key;
+
+	if (k->nr < NSYSCALLS)
+		sum_into(&s->by_nr[k->nr], sum);
+	sum_into(&s->all, sum);
+}
+
+static void on_runq(void *ctx, const void *key, const struct lt_hist *sum)
+{
+	struct server *s = ctx;
+
+	(void)key;
+	lt_prom_hist(&s->body, "lowtrace_runq_latency_seconds", "", sum);
+}
+
+static void on_bio(void *ctx, const void *key, const struct lt_hist *sum)
+{
+	static const char *const ops[] = { "read", "write", "flush", "discard", "other" };
+	struct server *s = ctx;
+	const struct lt_bio_key *k = key;
+
+	if (s->body.cap - s->body.len < 8192)
+		return;
+	snprintf(s->labels, sizeof(s->labels), "device=\"%u:%u\",op=\"%s\"", k->dev >> 20,
+		 k->dev & 0xfffff, ops[k->op <= LT_BIO_OTHER ? k->op : LT_BIO_OTHER]);
+	lt_prom_hist(&s->body, "lowtrace_bio_latency_seconds", s->labels, sum);
+}
+
+static void help_type(struct lt_buf *b, const char *name, const char *type, const char *help)
+{
+	lt_put_s(b, "# HELP ");
+	lt_put_s(b, name);
+	lt_put_c(b, ' ');
+	lt_put_s(b, help);
+	lt_put_s(b, "\n# TYPE ");
+	lt_put_s(b, name);
+	lt_put_c(b, ' ');
+	lt_put_s(b, type);
+	lt_put_c(b, '\n');
+}
+
+/* the whole exposition into s->body; an error status when the suite is gone */
+static int scrape(struct server *s)
+{
+	struct lt_buf *b = &s->body;
+	struct lt_stat st;
+
+	b->len = 0;
+	if (lt_pinned_gone(&s->h))
+		return 503;
+	help_type(b, "lowtrace_events_total", "counter",
+		  "Records written to the ring (record probes) or histogram updates (aggregate "
+		  "probes), per probe.");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		if (!s->loaded[lt_probes[i].id] || lt_stats_read(&s->sr, &lt_probes[i], &st))
+			continue;
+		lt_put_s(b, "lowtrace_events_total{probe=\"");
+		lt_put_s(b, lt_probes[i].name);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, st.events);
+		lt_put_c(b, '\n');
+	}
+	help_type(b, "lowtrace_drops_total", "counter",
+		  "Records the kernel could not write (ring full) or updates it could not make "
+		  "(map full), per probe.");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		if (!s->loaded[lt_probes[i].id] || lt_stats_read(&s->sr, &lt_probes[i], &st))
+			continue;
+		lt_put_s(b, "lowtrace_drops_total{probe=\"");
+		lt_put_s(b, lt_probes[i].name);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, st.drops);
+		lt_put_c(b, '\n');
+	}
+	if (s->agg[LT_PROBE_SYSCALLS]) {
+		memset(s->by_nr, 0, NSYSCALLS * sizeof(*s->by_nr));
+		memset(&s->all, 0, sizeof(s->all));
+		if (lt_agg_read(s->agg[LT_PROBE_SYSCALLS], on_sys, s))
+			return 500;
+		help_type(b, "lowtrace_syscalls_total", "counter", "Syscalls completed, by name.");
+		for (size_t nr = 0; nr < NSYSCALLS; nr++) {
+			if (!s->by_nr[nr].count || !lt_syscall_names[nr])
+				continue;
+			lt_put_s(b, "lowtrace_syscalls_total{name=\"");
+			lt_put_s(b, lt_syscall_names[nr]);
+			lt_put_s(b, "\"} ");
+			lt_put_u64(b, s->by_nr[nr].count);
+			lt_put_c(b, '\n');
+		}
+		help_type(b, "lowtrace_syscall_latency_seconds", "histogram",
+			  "Syscall latency, entry to exit.");
+		if (!s->per_syscall_latency) {
+			lt_prom_hist(b, "lowtrace_syscall_latency_seconds", "", &s->all);
+		} else {
+			for (size_t nr = 0; nr < NSYSCALLS; nr++) {
+				if (!s->by_nr[nr].count || !lt_syscall_names[nr] ||
+				    b->cap - b->len < 8192)
+					continue;
+				snprintf(s->labels, sizeof(s->labels), "name=\"%s\"",
+					 lt_syscall_names[nr]);
+				lt_prom_hist(b, "lowtrace_syscall_latency_seconds", s->labels,
+					     &s->by_nr[nr]);
+			}
+		}
+	}
+	if (s->agg[LT_PROBE_RUNQ]) {
+		help_type(b, "lowtrace_runq_latency_seconds", "histogram",
+			  "Run-queue latency: runnable to running.");
+		if (lt_agg_read(s->agg[LT_PROBE_RUNQ], on_runq, s))
+			return 500;
+	}
+	if (s->agg[LT_PROBE_BIO]) {
+		help_type(b, "lowtrace_bio_latency_seconds", "histogram",
+			  "Block I/O latency, issue to completion, per device and operation.");
+		if (lt_agg_read(s->agg[LT_PROBE_BIO], on_bio, s))
+			return 500;
+	}
+	return 200;
+}
+
+static void send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return; /* the client went away or stalled past the timeout */
+		p += w;
+		n -= w;
+	}
+}
+
+static const char *reason(int status)
+{
+	switch (status) {
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 503:
+		return "Service Unavailable";
+	default:
+		return "Internal Server Error";
+	}
+}
+
+static void serve_one(struct server *s, int fd)
+{
+	struct timeval tv = { IO_TIMEOUT_S, 0 };
+	char hdr[256];
+	size_t n = 0;
+	bool head = false;
+	int status = 0, len;
+	const char *body;
+	size_t blen;
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (!status) {
+		ssize_t r = recv(fd, s->req + n, sizeof(s->req) - n, 0);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			status = r < 0 ? 408 : 400;
+			break;
+		}
+		n += r;
+		status = lt_http_status(s->req, n, sizeof(s->req), &head);
+	}
+	if (status == 200)
+		status = scrape(s);
+	if (status == 200) {
+		body = s->body.p;
+		blen = s->body.len;
+	} else {
+		snprintf(s->labels, sizeof(s->labels), "%d %s\n", status, reason(status));
+		body = s->labels;
+		blen = strlen(s->labels);
+	}
+	len = snprintf(hdr, sizeof(hdr),
+		       "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+		       "Connection: close\r\n\r\n",
+		       status, reason(status),
+		       status == 200 ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain",
+		       blen);
+	send_all(fd, hdr, len);
+	if (!head)
+		send_all(fd, body, blen);
+}
+
+static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[64];
+	const char *colon = strrchr(spec, ':');
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+	char *end;
+	unsigned long port;
+	size_t hl;
+
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(host))
+		return -1;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || port == 0 || port > 65535)
+		return -1;
+	hl = colon - spec;
+	memcpy(host, spec, hl);
+	host[hl] = 0;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[hl - 1] == ']') {
+		host[hl - 1] = 0;
+		if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
+			return -1;
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons(port);
+		*len = sizeof(*v6);
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
+		return -1;
+	v4->sin_family = AF_INET;
+	v4->sin_port = htons(port);
+	*len = sizeof(*v4);
+	return 0;
+}
+
+int lt_metrics_serve(const struct metrics_opts *o)
+{
+	static struct server s;
+	struct sockaddr_storage ss;
+	struct lt_status st;
+	unsigned long served = 0;
+	socklen_t sl;
+	int lfd, one = 1, err;
+
+	if (parse_listen(o->listen, &ss, &sl))
+		return lt_error(LT_USAGE, "--listen %s: want HOST:PORT or [V6]:PORT with a numeric "
+					  "address",
+				o->listen);
+	err = lt_read_status(&st);
+	if (err)
+		return err;
+	s.per_syscall_latency = o->per_syscall_latency;
+	err = lt_open_pinned(&s.h, false);
+	if (err)
+		return err;
+	err = lt_stats_open(&s.sr, s.h.stats_fd);
+	for (size_t i = 0; !err && i < lt_nprobes; i++) {
+		s.loaded[lt_probes[i].id] = st.probe[lt_probes[i].id].loaded;
+		if (lt_probes[i].map && s.loaded[lt_probes[i].id])
+			err = lt_agg_open(&s.agg[lt_probes[i].id], lt_probes[i].map,
+					  lt_probes[i].name);
+	}
+	s.by_nr = calloc(NSYSCALLS, sizeof(*s.by_nr));
+	s.body.p = malloc(BODY_MAX);
+	s.body.cap = BODY_MAX;
+	if (!err && (!s.by_nr || !s.body.p))
+		err = lt_error(LT_FAIL, "out of memory");
+	lfd = -1;
+	if (!err) {
+		lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+		    bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 16))
+			err = lt_error(LT_FAIL, "--listen %s: %s", o->listen, strerror(errno));
+	}
+	if (!err) {
+		signal(SIGINT, on_stop);
+		signal(SIGTERM, on_stop);
+		signal(SIGPIPE, SIG_IGN);
+		printf("serving http://%s/metrics\n", o->listen);
+		fflush(stdout);
+	}
+	while (!err && !stop && (!o->max_requests || served < o->max_requests)) {
+		struct pollfd p = { lfd, POLLIN, 0 };
+		int fd;
+
+		if (poll(&p, 1, 500) <= 0)
+			continue;
+		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		serve_one(&s, fd);
+		close(fd);
+		served++;
+	}
+	if (lfd >= 0)
+		close(lfd);
+	for (int i = 0; i < LT_PROBE_SLOTS; i++)
+		lt_agg_close(s.agg[i]);
+	lt_stats_close(&s.sr);
+	lt_close_handles(&s.h);
+	free(s.by_nr);
+	free(s.body.p);
+	return err;
+}
