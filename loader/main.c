@@ -53,6 +53,7 @@ static const char main_help[] =
 	"    events    stream records from the pinned ring buffer\n"
 	"    run       load without pinning, stream records, clean up on Ctrl-C\n"
 	"    hist      print the log2 latency histograms of syscalls, runq or bio\n"
+	"    top       a refreshing table of syscalls and probe rates\n"
 	"    metrics   serve Prometheus metrics over HTTP (GET /metrics)\n"
 	"\n"
 	"OPTIONS\n"
@@ -256,6 +257,7 @@ enum {
 	OPT_PER_PID,
 	OPT_LISTEN,
 	OPT_PER_SYS_LAT,
+	OPT_ROWS,
 };
 
 struct cli {
@@ -268,6 +270,7 @@ struct cli {
 	bool json_status;
 	const char *listen;
 	bool per_syscall_latency;
+	uint64_t rows;
 };
 
 /* Parse the options of one subcommand; `allowed` lists the OPT_* it takes. */
@@ -288,6 +291,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 		{ "per-pid", no_argument, 0, OPT_PER_PID },
 		{ "listen", required_argument, 0, OPT_LISTEN },
 		{ "per-syscall-latency", no_argument, 0, OPT_PER_SYS_LAT },
+		{ "rows", required_argument, 0, OPT_ROWS },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -364,6 +368,11 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = parse_u64("--interval", optarg, false, 86400, &c->interval_s);
 			if (!err && !c->interval_s)
 				err = lt_error(LT_USAGE, "--interval: must be at least 1");
+			break;
+		case OPT_ROWS:
+			err = parse_u64("--rows", optarg, false, 1000, &c->rows);
+			if (!err && !c->rows)
+				err = lt_error(LT_USAGE, "--rows: must be at least 1");
 			break;
 		case OPT_LISTEN:
 			c->listen = optarg;
@@ -954,6 +963,199 @@ static int cmd_hist(int argc, char **argv)
 	return err;
 }
 
+/* ---- top ---- */
+
+#define NSYSCALLS (sizeof(lt_syscall_names) / sizeof(lt_syscall_names[0]))
+
+static void help_top(void)
+{
+	printf("NAME\n    lowtrace top - a refreshing table of syscalls and probe rates\n\n"
+	       "SYNOPSIS\n    lowtrace top [--interval S] [--count N] [--rows N]\n\n"
+	       "DESCRIPTION\n"
+	       "    Every S seconds (default 1): events and drops per second of each loaded\n"
+	       "    probe, then, with the syscalls probe loaded, the busiest syscalls: count\n"
+	       "    and rate, total time, and p50/p99 latency read from the log2 histograms\n"
+	       "    (the upper bound of the bucket holding the quantile). Counts, totals and\n"
+	       "    quantiles are since load; rates over the last interval. On a terminal the\n"
+	       "    screen is redrawn; otherwise each refresh is printed as a plain block.\n\n"
+	       "OPTIONS\n"
+	       "    --interval S         seconds between refreshes (default 1)\n"
+	       "    --count N            stop after N refreshes\n"
+	       "    --rows N             syscalls shown (default 20)\n\n"
+	       "EXIT STATUS\n    0 done (Ctrl-C, --count); 2 usage; 3 not loaded; 1 failure.\n");
+}
+
+struct top_state {
+	struct lt_hist *cur; /* NSYSCALLS each, allocated once */
+	struct lt_hist *prev;
+	uint32_t *order;
+};
+
+static void top_sum(void *ctx, const void *key, const struct lt_hist *sum)
+{
+	struct top_state *t = ctx;
+	const struct lt_sys_key *k = key;
+	__u64 *d;
+	const __u64 *v = (const __u64 *)sum;
+
+	if (k->nr >= NSYSCALLS)
+		return;
+	d = (__u64 *)&t->cur[k->nr];
+	for (size_t w = 0; w < sizeof(*sum) / sizeof(__u64); w++)
+		d[w] += v[w];
+}
+
+/* upper bound (ns) of the bucket where the q-quantile falls */
+static uint64_t quantile_ns(const struct lt_hist *h, double q)
+{
+	uint64_t want = (uint64_t)(q * h->count + 0.5), cum = 0;
+
+	if (!want)
+		want = 1;
+	for (int i = 0; i < LT_HIST_SLOTS; i++) {
+		cum += h->slot[i];
+		if (cum >= want)
+			return i == LT_HIST_SLOTS - 1 ? UINT64_MAX : lt_hist_hi(i);
+	}
+	return 0;
+}
+
+static const struct lt_hist *top_hists;
+
+static int by_syscall_count(const void *a, const void *b)
+{
+	uint64_t x = top_hists[*(const uint32_t *)a].count, y = top_hists[*(const uint32_t *)b].count;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void put_us(char *dst, size_t len, uint64_t ns)
+{
+	if (ns == UINT64_MAX)
+		snprintf(dst, len, "inf");
+	else if (ns < 10000)
+		snprintf(dst, len, "%.2f", ns / 1000.0);
+	else
+		snprintf(dst, len, "%llu", (unsigned long long)(ns / 1000));
+}
+
+static int cmd_top(int argc, char **argv)
+{
+	static const int allowed[] = { OPT_INTERVAL, OPT_COUNT, OPT_ROWS, 0 };
+	static struct lt_status st;
+	static uint64_t last_ev[LT_PROBE_SLOTS], last_dr[LT_PROBE_SLOTS];
+	struct top_state t = {};
+	struct lt_stats_reader sr = {};
+	struct lt_handles h;
+	struct lt_agg *sys = NULL;
+	struct cli c = {};
+	bool tty = isatty(STDOUT_FILENO);
+	uint64_t prints = 0, t0, t1;
+	int err;
+
+	c.rows = 20;
+	err = parse_opts(argc, argv, allowed, help_top, &c);
+	if (err)
+		return err;
+	if (!c.interval_s)
+		c.interval_s = 1;
+	err = lt_read_status(&st);
+	if (err)
+		return err;
+	err = lt_open_pinned(&h, false);
+	if (err)
+		return err;
+	err = lt_stats_open(&sr, h.stats_fd);
+	if (!err && st.probe[LT_PROBE_SYSCALLS].loaded)
+		err = lt_agg_open(&sys, "lt_sys_hist", "syscalls");
+	t.cur = calloc(NSYSCALLS, sizeof(*t.cur));
+	t.prev = calloc(NSYSCALLS, sizeof(*t.prev));
+	t.order = calloc(NSYSCALLS, sizeof(*t.order));
+	if (!err && (!t.cur || !t.prev || !t.order))
+		err = lt_error(LT_FAIL, "out of memory");
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	t0 = now_ms();
+	while (!err && !stop_signal) {
+		double secs;
+		size_t n = 0;
+
+		t1 = now_ms();
+		secs = prints ? (t1 - t0) / 1000.0 : 0;
+		t0 = t1;
+		if (lt_pinned_gone(&h)) {
+			printf("the suite was unloaded\n");
+			break;
+		}
+		if (tty)
+			printf("\033[H\033[2J");
+		printf("lowtrace top: every %llu s, rates over the last interval\n",
+		       (unsigned long long)c.interval_s);
+		printf("%-12s %12s %12s\n", "PROBE", "EVENTS/S", "DROPS/S");
+		for (size_t i = 0; i < lt_nprobes; i++) {
+			struct lt_stat s;
+			uint32_t id = lt_probes[i].id;
+
+			if (!st.probe[id].loaded || lt_stats_read(&sr, &lt_probes[i], &s))
+				continue;
+			if (secs > 0)
+				printf("%-12s %12.1f %12.1f\n", lt_probes[i].name,
+				       (s.events - last_ev[id]) / secs, (s.drops - last_dr[id]) / secs);
+			else
+				printf("%-12s %12s %12s\n", lt_probes[i].name, "-", "-");
+			last_ev[id] = s.events;
+			last_dr[id] = s.drops;
+		}
+		if (!sys) {
+			printf("\nsyscalls: not loaded (lowtrace load --probes ...,syscalls)\n");
+		} else {
+			memset(t.cur, 0, NSYSCALLS * sizeof(*t.cur));
+			if (lt_agg_read(sys, top_sum, &t)) {
+				err = lt_error(LT_FAIL, "cannot read lt_sys_hist: %s", strerror(errno));
+				break;
+			}
+			for (uint32_t nr = 0; nr < NSYSCALLS; nr++)
+				if (t.cur[nr].count)
+					t.order[n++] = nr;
+			top_hists = t.cur;
+			qsort(t.order, n, sizeof(*t.order), by_syscall_count);
+			printf("\n%-20s %12s %10s %12s %10s %10s\n", "SYSCALL", "COUNT", "RATE/S",
+			       "TOTAL_MS", "P50_US", "P99_US");
+			for (size_t k = 0; k < n && k < c.rows; k++) {
+				const struct lt_hist *x = &t.cur[t.order[k]];
+				char name[32], p50[24], p99[24], rate[24];
+
+				put_us(p50, sizeof(p50), quantile_ns(x, 0.50));
+				put_us(p99, sizeof(p99), quantile_ns(x, 0.99));
+				if (secs > 0)
+					snprintf(rate, sizeof(rate), "%.1f",
+						 (x->count - t.prev[t.order[k]].count) / secs);
+				else
+					snprintf(rate, sizeof(rate), "-");
+				printf("%-20s %12llu %10s %12.3f %10s %10s\n",
+				       syscall_name(t.order[k], name, sizeof(name)),
+				       (unsigned long long)x->count, rate, x->sum_ns / 1e6, p50, p99);
+			}
+			memcpy(t.prev, t.cur, NSYSCALLS * sizeof(*t.cur));
+		}
+		if (!tty)
+			printf("\n");
+		fflush(stdout);
+		prints++;
+		if (c.count && prints >= c.count)
+			break;
+		for (uint64_t w = 0; w < c.interval_s * 10 && !stop_signal; w++)
+			usleep(100000);
+	}
+	free(t.cur);
+	free(t.prev);
+	free(t.order);
+	lt_agg_close(sys);
+	lt_stats_close(&sr);
+	lt_close_handles(&h);
+	return err;
+}
+
 /* ---- metrics ---- */
 
 static void help_metrics(void)
@@ -1001,6 +1203,7 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "load", cmd_load },	  { "unload", cmd_unload }, { "status", cmd_status },
 		{ "events", cmd_events }, { "run", cmd_run },	    { "hist", cmd_hist },
+		{ "top", cmd_top },
 		{ "metrics", cmd_metrics },
 	};
 	int i = 1;

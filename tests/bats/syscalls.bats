@@ -91,3 +91,26 @@ for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
 	assert_equal "$status" 2
 	assert_equal "$stderr" "lowtrace: --type syscalls: an aggregate probe writes no records (see 'lowtrace hist syscalls')"
 }
+
+@test "top (not a terminal): plain blocks; getppid's count >= N, p50 <= p99" {
+	run -0 "$LT" load --probes exec,syscalls
+	getppids 4000
+	run --separate-stderr -0 timeout 20 "$LT" top --count 2 --rows 400
+	local top=$output
+	# no terminal control bytes when stdout is not a terminal
+	[[ "$top" != *$'\e'* ]] || fail "escape sequence in plain output"
+	run -0 grep -c '^lowtrace top: every 1 s' <<<"$top"
+	assert_output 2
+	run -0 grep -E '^getppid +[0-9]+ ' <<<"$top"
+	local line=${lines[0]} n p50 p99
+	read -r _ n _ _ p50 p99 <<<"$line"
+	[ "$n" -ge 4000 ] || fail "getppid count $n"
+	run -0 python3 -c 'import sys; a, b = (float(x) for x in sys.argv[1:]); sys.exit(0 if 0 < a <= b else 1)' "$p50" "$p99"
+}
+
+@test "top without the syscalls probe: probe rates and a note" {
+	run -0 "$LT" load
+	run --separate-stderr -0 timeout 20 "$LT" top --count 1
+	assert_line --regexp '^exec +- +-$'
+	assert_line "syscalls: not loaded (lowtrace load --probes ...,syscalls)"
+}
