@@ -714,10 +714,40 @@ int lt_read_status(struct lt_status *st)
 			ps->prog_id = li.prog_id;
 		}
 		close(fd);
+		for (int k = 0; ps->loaded && k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			struct bpf_link_info kl = {};
+			struct bpf_prog_info pi = {};
+			__u32 kl_len = sizeof(kl), pi_len = sizeof(pi);
+			int lfd, pfd;
+
+			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR,
+				 lt_link_name(lt_probes[i].progs[k]));
+			lfd = bpf_obj_get(path);
+			if (lfd < 0)
+				continue;
+			pfd = bpf_obj_get_info_by_fd(lfd, &kl, &kl_len) ? -1
+									 : bpf_prog_get_fd_by_id(kl.prog_id);
+			if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &pi_len) == 0) {
+				ps->run_cnt += pi.run_cnt;
+				ps->run_time_ns += pi.run_time_ns;
+			}
+			if (pfd >= 0)
+				close(pfd);
+			close(lfd);
+		}
 		if (lt_stats_read(&sr, &lt_probes[i], &ps->stat))
 			err = lt_error(LT_FAIL, "cannot read counters: %s", strerror(errno));
 	}
 	lt_stats_close(&sr);
 	lt_close_handles(&h);
 	return err;
+}
+
+int lt_enable_stats(int *fd)
+{
+	*fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (*fd < 0)
+		return lt_error(errno == EPERM ? LT_ENV : LT_FAIL,
+				"cannot enable BPF run-time statistics: %s", strerror(errno));
+	return LT_OK;
 }

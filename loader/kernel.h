@@ -83,6 +83,10 @@ struct lt_probe_status {
 	const char *hook;
 	uint32_t prog_id;
 	struct lt_stat stat;
+	/* the kernel's run statistics, summed over the probe's programs (they only
+	 * grow while kernel.bpf_stats_enabled or an lt_enable_stats() fd is on) */
+	uint64_t run_cnt;
+	uint64_t run_time_ns;
 };
 struct lt_status {
 	uint32_t ringbuf_size;
@@ -91,5 +95,7 @@ struct lt_status {
 	struct lt_probe_status probe[LT_PROBE_SLOTS];
 };
 int lt_read_status(struct lt_status *st);
+/* Turn on the kernel's BPF run-time statistics while the returned fd is open. */
+int lt_enable_stats(int *fd);
 
 #endif

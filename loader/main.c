@@ -25,6 +25,7 @@
 
 int lt_verbose;
 static volatile sig_atomic_t stop_signal;
+static void on_signal(int sig);
 
 int lt_error(int code, const char *fmt, ...)
 {
@@ -128,12 +129,17 @@ static void help_unload(void)
 static void help_status(void)
 {
 	printf("NAME\n    lowtrace status - show what is loaded\n\n"
-	       "SYNOPSIS\n    lowtrace status [--json]\n\n"
+	       "SYNOPSIS\n    lowtrace status [--json | --measure S]\n\n"
 	       "DESCRIPTION\n"
 	       "    For each probe: whether it is attached, the hook the kernel reports for\n"
 	       "    its link (tp_btf, raw_tp, fentry, ...), its program id, and the records\n"
 	       "    written and dropped (ring full) since load. Also the ring size and filters.\n\n"
-	       "OPTIONS\n    --json               one JSON object\n\n"
+	       "OPTIONS\n    --json               one JSON object (with the kernel's run_cnt and\n"
+	       "                         run_time_ns per probe, which grow only while BPF\n"
+	       "                         statistics are on)\n"
+	       "    --measure S          turn the kernel's BPF run-time statistics on for S\n"
+	       "                         seconds and print each probe's program runs and\n"
+	       "                         average cost per run (ns) over that window\n\n"
 	       "EXIT STATUS\n    0 loaded; 3 not loaded; 1 failure.\n");
 }
 
@@ -258,6 +264,7 @@ enum {
 	OPT_LISTEN,
 	OPT_PER_SYS_LAT,
 	OPT_ROWS,
+	OPT_MEASURE,
 };
 
 struct cli {
@@ -271,6 +278,7 @@ struct cli {
 	const char *listen;
 	bool per_syscall_latency;
 	uint64_t rows;
+	uint64_t measure_s;
 };
 
 /* Parse the options of one subcommand; `allowed` lists the OPT_* it takes. */
@@ -292,6 +300,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 		{ "listen", required_argument, 0, OPT_LISTEN },
 		{ "per-syscall-latency", no_argument, 0, OPT_PER_SYS_LAT },
 		{ "rows", required_argument, 0, OPT_ROWS },
+		{ "measure", required_argument, 0, OPT_MEASURE },
 		{ "help", no_argument, 0, 'h' },
 		{ 0, 0, 0, 0 },
 	};
@@ -368,6 +377,11 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = parse_u64("--interval", optarg, false, 86400, &c->interval_s);
 			if (!err && !c->interval_s)
 				err = lt_error(LT_USAGE, "--interval: must be at least 1");
+			break;
+		case OPT_MEASURE:
+			err = parse_u64("--measure", optarg, false, 3600, &c->measure_s);
+			if (!err && !c->measure_s)
+				err = lt_error(LT_USAGE, "--measure: must be at least 1");
 			break;
 		case OPT_ROWS:
 			err = parse_u64("--rows", optarg, false, 1000, &c->rows);
@@ -454,23 +468,63 @@ static void print_status_json(const struct lt_status *st)
 		printf("%s{\"name\":\"%s\",\"loaded\":%s", i ? "," : "", lt_probes[i].name,
 		       ps->loaded ? "true" : "false");
 		if (ps->loaded)
-			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu",
+			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu,"
+			       "\"run_cnt\":%llu,\"run_time_ns\":%llu",
 			       ps->hook, ps->prog_id, (unsigned long long)ps->stat.events,
-			       (unsigned long long)ps->stat.drops);
+			       (unsigned long long)ps->stat.drops, (unsigned long long)ps->run_cnt,
+			       (unsigned long long)ps->run_time_ns);
 		printf("}");
 	}
 	printf("]}\n");
 }
 
+/* status --measure S: the kernel's run-time statistics on for S seconds */
+static int status_measure(uint64_t secs)
+{
+	static struct lt_status a, b;
+	int fd, err;
+
+	err = lt_read_status(&a);
+	if (err)
+		return err;
+	err = lt_enable_stats(&fd);
+	if (err)
+		return err;
+	err = lt_read_status(&a);
+	signal(SIGINT, on_signal);
+	for (uint64_t t = 0; !err && t < secs * 10 && !stop_signal; t++)
+		usleep(100000);
+	if (!err)
+		err = lt_read_status(&b);
+	close(fd);
+	if (err)
+		return err;
+	printf("%-12s %-8s %14s %12s %10s\n", "PROBE", "HOOK", "RUNS", "RUNS/S", "NS/RUN");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *x = &a.probe[lt_probes[i].id];
+		const struct lt_probe_status *y = &b.probe[lt_probes[i].id];
+		uint64_t runs = y->run_cnt - x->run_cnt, ns = y->run_time_ns - x->run_time_ns;
+
+		if (!x->loaded || !y->loaded)
+			continue;
+		printf("%-12s %-8s %14llu %12.1f %10.0f\n", lt_probes[i].name, y->hook,
+		       (unsigned long long)runs, (double)runs / secs,
+		       runs ? (double)ns / runs : 0.0);
+	}
+	return LT_OK;
+}
+
 static int cmd_status(int argc, char **argv)
 {
-	static const int allowed[] = { OPT_JSON, 0 };
+	static const int allowed[] = { OPT_JSON, OPT_MEASURE, 0 };
 	struct lt_status st;
 	struct cli c = {};
 	int err = parse_opts(argc, argv, allowed, help_status, &c);
 
 	if (err)
 		return err;
+	if (c.measure_s)
+		return status_measure(c.measure_s);
 	err = lt_read_status(&st);
 	if (err)
 		return err;
