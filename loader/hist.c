@@ -6,19 +6,23 @@
 
 #define BAR_WIDTH 40
 
+static int digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
 /* v right-aligned in width columns */
 static void put_u64_w(struct lt_buf *b, uint64_t v, int width)
 {
-	char tmp[20];
-	int i = sizeof(tmp);
-
-	do {
-		tmp[--i] = '0' + v % 10;
-		v /= 10;
-	} while (v);
-	for (int pad = width - (int)(sizeof(tmp) - i); pad > 0; pad--)
+	for (int pad = width - digits(v); pad > 0; pad--)
 		lt_put_c(b, ' ');
-	lt_put_mem(b, tmp + i, sizeof(tmp) - i);
+	lt_put_u64(b, v);
 }
 
 /* v left-aligned in width columns */

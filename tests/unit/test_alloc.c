@@ -10,36 +10,7 @@
 #include "records.h"
 #include "tap.h"
 
-static unsigned long allocs, frees;
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void __real_free(void *p);
-
-void *__wrap_malloc(size_t n)
-{
-	allocs++;
-	return __real_malloc(n);
-}
-
-void *__wrap_calloc(size_t n, size_t m)
-{
-	allocs++;
-	return __real_calloc(n, m);
-}
-
-void *__wrap_realloc(void *p, size_t n)
-{
-	allocs++;
-	return __real_realloc(p, n);
-}
-
-void __wrap_free(void *p)
-{
-	frees++;
-	__real_free(p);
-}
+#include "alloc_count.h"
 
 static char mem[256 * 1024];
 static struct lt_exec ex;
