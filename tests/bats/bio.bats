@@ -19,6 +19,8 @@ teardown() {
 loop_dev() {
 	local img="$BATS_TEST_TMPDIR/disk.img"
 	truncate -s 32M "$img"
+	# the loop driver may be a module nothing has loaded yet (the test VMs)
+	[ -e /dev/loop-control ] || modprobe loop 2>/dev/null || true
 	LOOP=$(losetup -f --show "$img" 2>"$BATS_TEST_TMPDIR/losetup.err") ||
 		skip "no loop device: $(head -n1 "$BATS_TEST_TMPDIR/losetup.err")"
 	DEV=$((16#$(stat -c %t "$LOOP"))):$((16#$(stat -c %T "$LOOP")))
