@@ -87,6 +87,13 @@ void lt_hist_text(struct lt_buf *b, const char *title, const struct lt_hist *h)
 	}
 }
 
+const char *lt_bio_op_name(unsigned int op)
+{
+	static const char *const names[] = { "read", "write", "flush", "discard", "other" };
+
+	return names[op <= LT_BIO_OTHER ? op : LT_BIO_OTHER];
+}
+
 void lt_hist_json(struct lt_buf *b, const struct lt_hist *h)
 {
 	bool first = true;

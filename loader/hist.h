@@ -6,6 +6,18 @@
 #include "encode.h"
 #include "lt_hist.h"
 
+/* dst += src, field by field (every field is a __u64 counter) */
+static inline void lt_hist_merge(struct lt_hist *dst, const struct lt_hist *src)
+{
+	dst->count += src->count;
+	dst->sum_ns += src->sum_ns;
+	for (int i = 0; i < LT_HIST_SLOTS; i++)
+		dst->slot[i] += src->slot[i];
+}
+
+/* "read", "write", "flush", "discard" or "other" */
+const char *lt_bio_op_name(unsigned int op);
+
 /* Room one histogram needs in either form: callers flush below this. */
 #define LT_HIST_ENC_MAX (LT_HIST_SLOTS * 100 + 256)
 

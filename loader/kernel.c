@@ -20,6 +20,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "hist.h"
 #include "kernel.h"
 #include "lowtrace.h"
 #include "lowtrace.skel.h"
@@ -480,19 +481,12 @@ int lt_agg_open_fd(struct lt_agg **out, int fd, const char *path)
 	return LT_OK;
 }
 
-/* the CPUs' copies of one value, summed word by word (every field is a __u64 counter) */
+/* the CPUs' copies of one value, summed */
 static void agg_sum(struct lt_agg *a, const void *percpu)
 {
-	__u64 *sum = (__u64 *)&a->sum;
-	size_t words = sizeof(a->sum) / sizeof(__u64);
-
 	memset(&a->sum, 0, sizeof(a->sum));
-	for (int c = 0; c < a->ncpu; c++) {
-		const __u64 *v = (const __u64 *)((const char *)percpu + c * a->stride);
-
-		for (size_t w = 0; w < words; w++)
-			sum[w] += v[w];
-	}
+	for (int c = 0; c < a->ncpu; c++)
+		lt_hist_merge(&a->sum, (const void *)((const char *)percpu + c * a->stride));
 }
 
 static int agg_read_keys(struct lt_agg *a, lt_agg_fn cb, void *ctx)
@@ -725,8 +719,9 @@ int lt_read_status(struct lt_status *st)
 			lfd = bpf_obj_get(path);
 			if (lfd < 0)
 				continue;
-			pfd = bpf_obj_get_info_by_fd(lfd, &kl, &kl_len) ? -1
-									 : bpf_prog_get_fd_by_id(kl.prog_id);
+			pfd = bpf_obj_get_info_by_fd(lfd, &kl, &kl_len)
+				      ? -1
+				      : bpf_prog_get_fd_by_id(kl.prog_id);
 			if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &pi_len) == 0) {
 				ps->run_cnt += pi.run_cnt;
 				ps->run_time_ns += pi.run_time_ns;

@@ -808,7 +808,8 @@ static int cmd_run(int argc, char **argv)
 static void help_hist(void)
 {
 	printf("NAME\n    lowtrace hist - print the latency histograms of an aggregate probe\n\n"
-	       "SYNOPSIS\n    lowtrace hist syscalls|runq|bio [--interval S] [--count N] [--json]\n\n"
+	       "SYNOPSIS\n    lowtrace hist syscalls|runq|bio [--interval S] [--count N] "
+	       "[--json]\n\n"
 	       "DESCRIPTION\n"
 	       "    Reads the probe's per-CPU map from the pinned suite (load --probes ...,PROBE)\n"
 	       "    and prints log2 histograms in nanoseconds, counted since load: runq, one\n"
@@ -835,8 +836,6 @@ struct hist_entry {
 	} key;
 	struct lt_hist h;
 };
-
-static const char *const bio_ops[] = { "read", "write", "flush", "discard", "other" };
 
 struct hist_view {
 	const struct lt_probe *probe;
@@ -904,8 +903,7 @@ static void hist_print(struct hist_view *v, struct lt_buf *b, bool json, struct 
 				lt_put_s(b, "\"device\":\"");
 				lt_put_s(b, tmp);
 				lt_put_s(b, "\",\"op\":\"");
-				lt_put_s(b, bio_ops[e->key.bio.op <= LT_BIO_OTHER ? e->key.bio.op
-										   : LT_BIO_OTHER]);
+				lt_put_s(b, lt_bio_op_name(e->key.bio.op));
 				lt_put_c(b, '"');
 			} else {
 				lt_put_s(b, "\"probe\":\"runq\"");
@@ -922,8 +920,7 @@ static void hist_print(struct hist_view *v, struct lt_buf *b, bool json, struct 
 				 syscall_name(e->key.sys.nr, tmp, sizeof(tmp)));
 		else if (v->probe->id == LT_PROBE_BIO)
 			snprintf(title, sizeof(title), "bio %u:%u %s", e->key.bio.dev >> 20,
-				 e->key.bio.dev & 0xfffff,
-				 bio_ops[e->key.bio.op <= LT_BIO_OTHER ? e->key.bio.op : LT_BIO_OTHER]);
+				 e->key.bio.dev & 0xfffff, lt_bio_op_name(e->key.bio.op));
 		else
 			snprintf(title, sizeof(title), "%s latency", v->probe->name);
 		lt_hist_text(b, title, &e->h);
@@ -957,7 +954,8 @@ static int cmd_hist(int argc, char **argv)
 				"hist: which probe? (syscalls or runq; see 'lowtrace hist -h')");
 	p = lt_probe_by_name(argv[1], strlen(argv[1]));
 	if (!p || !p->map)
-		return lt_error(LT_USAGE, "hist: '%s' is not an aggregate probe (syscalls, runq or bio)",
+		return lt_error(LT_USAGE,
+				"hist: '%s' is not an aggregate probe (syscalls, runq or bio)",
 				argv[1]);
 	argv[1] = argv[0];
 	err = parse_opts(argc - 1, argv + 1, allowed, help_hist, &c);
@@ -1049,14 +1047,9 @@ static void top_sum(void *ctx, const void *key, const struct lt_hist *sum)
 {
 	struct top_state *t = ctx;
 	const struct lt_sys_key *k = key;
-	__u64 *d;
-	const __u64 *v = (const __u64 *)sum;
 
-	if (k->nr >= NSYSCALLS)
-		return;
-	d = (__u64 *)&t->cur[k->nr];
-	for (size_t w = 0; w < sizeof(*sum) / sizeof(__u64); w++)
-		d[w] += v[w];
+	if (k->nr < NSYSCALLS)
+		lt_hist_merge(&t->cur[k->nr], sum);
 }
 
 /* upper bound (ns) of the bucket where the q-quantile falls */
@@ -1078,7 +1071,8 @@ static const struct lt_hist *top_hists;
 
 static int by_syscall_count(const void *a, const void *b)
 {
-	uint64_t x = top_hists[*(const uint32_t *)a].count, y = top_hists[*(const uint32_t *)b].count;
+	uint64_t x = top_hists[*(const uint32_t *)a].count,
+		 y = top_hists[*(const uint32_t *)b].count;
 
 	return x < y ? 1 : x > y ? -1 : 0;
 }
@@ -1154,7 +1148,8 @@ static int cmd_top(int argc, char **argv)
 				continue;
 			if (secs > 0)
 				printf("%-12s %12.1f %12.1f\n", lt_probes[i].name,
-				       (s.events - last_ev[id]) / secs, (s.drops - last_dr[id]) / secs);
+				       (s.events - last_ev[id]) / secs,
+				       (s.drops - last_dr[id]) / secs);
 			else
 				printf("%-12s %12s %12s\n", lt_probes[i].name, "-", "-");
 			last_ev[id] = s.events;
@@ -1165,7 +1160,8 @@ static int cmd_top(int argc, char **argv)
 		} else {
 			memset(t.cur, 0, NSYSCALLS * sizeof(*t.cur));
 			if (lt_agg_read(sys, top_sum, &t)) {
-				err = lt_error(LT_FAIL, "cannot read lt_sys_hist: %s", strerror(errno));
+				err = lt_error(LT_FAIL, "cannot read lt_sys_hist: %s",
+					       strerror(errno));
 				break;
 			}
 			for (uint32_t nr = 0; nr < NSYSCALLS; nr++)
@@ -1188,7 +1184,8 @@ static int cmd_top(int argc, char **argv)
 					snprintf(rate, sizeof(rate), "-");
 				printf("%-20s %12llu %10s %12.3f %10s %10s\n",
 				       syscall_name(t.order[k], name, sizeof(name)),
-				       (unsigned long long)x->count, rate, x->sum_ns / 1e6, p50, p99);
+				       (unsigned long long)x->count, rate, x->sum_ns / 1e6, p50,
+				       p99);
 			}
 			memcpy(t.prev, t.cur, NSYSCALLS * sizeof(*t.cur));
 		}
@@ -1227,10 +1224,12 @@ static void help_metrics(void)
 	       "    timeouts. Runs until Ctrl-C or SIGTERM; answers 503 once the suite is\n"
 	       "    unloaded.\n\n"
 	       "OPTIONS\n"
-	       "    --listen HOST:PORT   numeric address to bind (default 127.0.0.1:9464, loopback\n"
+	       "    --listen HOST:PORT   numeric address to bind (default 127.0.0.1:9464, "
+	       "loopback\n"
 	       "                         only); [::1]:9464 for IPv6, 0.0.0.0:9464 for all\n"
 	       "    --per-syscall-latency  one latency histogram per syscall (label name)\n\n"
-	       "EXIT STATUS\n    0 stopped by a signal; 2 usage; 3 not loaded; 1 failure (e.g. the\n"
+	       "EXIT STATUS\n    0 stopped by a signal; 2 usage; 3 not loaded; 1 failure (e.g. "
+	       "the\n"
 	       "    address is in use).\n");
 }
 
@@ -1255,10 +1254,9 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int, char **);
 	} cmds[] = {
-		{ "load", cmd_load },	  { "unload", cmd_unload }, { "status", cmd_status },
-		{ "events", cmd_events }, { "run", cmd_run },	    { "hist", cmd_hist },
-		{ "top", cmd_top },
-		{ "metrics", cmd_metrics },
+		{ "load", cmd_load },	  { "unload", cmd_unload },   { "status", cmd_status },
+		{ "events", cmd_events }, { "run", cmd_run },	      { "hist", cmd_hist },
+		{ "top", cmd_top },	  { "metrics", cmd_metrics },
 	};
 	int i = 1;
 

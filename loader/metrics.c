@@ -19,6 +19,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "hist.h"
 #include "kernel.h"
 #include "lowtrace.h"
 #include "metrics.h"
@@ -53,23 +54,14 @@ struct server {
 	const struct lt_probe *cur; /* the aggregate being written */
 };
 
-static void sum_into(struct lt_hist *dst, const struct lt_hist *src)
-{
-	__u64 *d = (__u64 *)dst;
-	const __u64 *s = (const __u64 *)src;
-
-	for (size_t w = 0; w < sizeof(*dst) / sizeof(__u64); w++)
-		d[w] += s[w];
-}
-
 static void on_sys(void *ctx, const void *key, const struct lt_hist *sum)
 {
 	struct server *s = ctx;
 	const struct lt_sys_key *k = key;
 
 	if (k->nr < NSYSCALLS)
-		sum_into(&s->by_nr[k->nr], sum);
-	sum_into(&s->all, sum);
+		lt_hist_merge(&s->by_nr[k->nr], sum);
+	lt_hist_merge(&s->all, sum);
 }
 
 static void on_runq(void *ctx, const void *key, const struct lt_hist *sum)
@@ -82,14 +74,13 @@ static void on_runq(void *ctx, const void *key, const struct lt_hist *sum)
 
 static void on_bio(void *ctx, const void *key, const struct lt_hist *sum)
 {
-	static const char *const ops[] = { "read", "write", "flush", "discard", "other" };
 	struct server *s = ctx;
 	const struct lt_bio_key *k = key;
 
 	if (s->body.cap - s->body.len < 8192)
 		return;
 	snprintf(s->labels, sizeof(s->labels), "device=\"%u:%u\",op=\"%s\"", k->dev >> 20,
-		 k->dev & 0xfffff, ops[k->op <= LT_BIO_OTHER ? k->op : LT_BIO_OTHER]);
+		 k->dev & 0xfffff, lt_bio_op_name(k->op));
 	lt_prom_hist(&s->body, "lowtrace_bio_latency_seconds", s->labels, sum);
 }
 
@@ -312,8 +303,9 @@ int lt_metrics_serve(const struct metrics_opts *o)
 	int lfd, one = 1, err;
 
 	if (parse_listen(o->listen, &ss, &sl))
-		return lt_error(LT_USAGE, "--listen %s: want HOST:PORT or [V6]:PORT with a numeric "
-					  "address",
+		return lt_error(LT_USAGE,
+				"--listen %s: want HOST:PORT or [V6]:PORT with a numeric "
+				"address",
 				o->listen);
 	err = lt_read_status(&st);
 	if (err)

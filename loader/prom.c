@@ -65,7 +65,8 @@ int lt_http_status(const char *req, size_t n, size_t cap, bool *head)
 
 	*head = false;
 	for (size_t i = 3; i < n; i++) {
-		if (req[i - 3] == '\r' && req[i - 2] == '\n' && req[i - 1] == '\r' && req[i] == '\n') {
+		if (req[i - 3] == '\r' && req[i - 2] == '\n' && req[i - 1] == '\r' &&
+		    req[i] == '\n') {
 			end = req + i;
 			break;
 		}
@@ -92,4 +93,3 @@ int lt_http_status(const char *req, size_t n, size_t cap, bool *head)
 		return 404;
 	return 200;
 }
-

@@ -488,7 +488,9 @@ const struct lt_probe lt_probes[] = {
 	  .id = LT_PROBE_RUNQ,
 	  .map = "lt_runq_hist",
 	  .about = "run-queue latency log2 histogram (tp_btf; lowtrace hist)" },
-	{ .name = "bio", .progs = { "lt_bio_issue", "lt_bio_done" }, .id = LT_PROBE_BIO,
+	{ .name = "bio",
+	  .progs = { "lt_bio_issue", "lt_bio_done" },
+	  .id = LT_PROBE_BIO,
 	  .map = "lt_bio_hist",
 	  .about = "block I/O latency histogram per device and op (tp_btf; lowtrace hist)" },
 };

@@ -65,9 +65,9 @@ static const struct member members[] = {
 	M(lt_tcp_retrans, hdr),	  M(lt_tcp_retrans, addr),  M(lt_tcp_retrans, state),
 	M(lt_tcp_retrans, _pad0), M(lt_tcp_retrans, comm),
 
-	M(lt_hist, count), M(lt_hist, sum_ns), M(lt_hist, slot),
-	M(lt_sys_key, nr), M(lt_sys_key, pid),
-	M(lt_bio_key, dev), M(lt_bio_key, op), M(lt_bio_key, _pad0),
+	M(lt_hist, count),	  M(lt_hist, sum_ns),	    M(lt_hist, slot),
+	M(lt_sys_key, nr),	  M(lt_sys_key, pid),	    M(lt_bio_key, dev),
+	M(lt_bio_key, op),	  M(lt_bio_key, _pad0),
 
 	M(lt_stat, events),	  M(lt_stat, drops),
 };

@@ -49,8 +49,9 @@ int main(void)
 	h.sum_ns = 4 * 10 + 2 * 1500;
 	lt_hist_json(&b, &h);
 	mem[b.len] = 0;
-	ok(!strcmp(mem, ",\"count\":6,\"sum_ns\":3040,\"buckets\":[{\"lo\":8,\"hi\":16,\"count\":4},"
-			"{\"lo\":1024,\"hi\":2048,\"count\":2}]"),
+	ok(!strcmp(mem,
+		   ",\"count\":6,\"sum_ns\":3040,\"buckets\":[{\"lo\":8,\"hi\":16,\"count\":4},"
+		   "{\"lo\":1024,\"hi\":2048,\"count\":2}]"),
 	   "JSON: only non-empty buckets, hi exclusive");
 
 	b.len = 0;
@@ -60,8 +61,9 @@ int main(void)
 		   count_lines(mem, "  ") == 9 &&
 		   strstr(mem, "               8 -> 15              : 4          |****************"
 			       "************************|\n") &&
-		   strstr(mem, "            1024 -> 2047            : 2          |********************"
-			       "                    |\n"),
+		   strstr(mem,
+			  "            1024 -> 2047            : 2          |********************"
+			  "                    |\n"),
 	   "text: title, header, bars scaled to the largest bucket, first to last used");
 
 	b.len = 0;
