@@ -12,7 +12,8 @@ PKG_CONFIG ?= pkg-config
 
 # Debian packages: build, then tests
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
-DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 prometheus
+DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 prometheus \
+	protobuf-compiler
 # the kernel matrix in qemu (make vmtest)
 DEPS_VM := qemu-system-x86 busybox-static
 DEPS_STAMP := $(BUILD)/.deps-stamp
@@ -29,9 +30,13 @@ BPF_SRCS := $(wildcard progs/*.bpf.c)
 BPF_OBJS := $(BUILD)/progs/common.bpf.o \
 	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
 # pure layers: no libbpf (the unit tests link these)
-CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c loader/prom.c
+CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c loader/prom.c \
+	loader/sym.c loader/pprof.c
+# symbols from ELF files (libelf), gzip for pprof (zlib)
+CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
-LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/metrics.o $(BUILD)/loader/main.o
+LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/metrics.o \
+	$(BUILD)/loader/profile.o $(BUILD)/loader/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 
@@ -104,7 +109,7 @@ $(BUILD)/lt_syscall_names.h: $(BUILD)/lt_syscall_nr.h
 	  sed -n 's/^#define LT_NR_\([a-z0-9_]*\) \([0-9]*\)$$/\t[\2] = "\1",/p' $<; \
 	  echo '};'; } >$@
 
-$(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h headers/lt_abi.h vmlinux.h \
+$(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h progs/lt_prof.bpf.h headers/lt_abi.h headers/lt_prof.h vmlinux.h \
 		$(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -124,7 +129,7 @@ $(BUILD)/loader/%.o: loader/%.c
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(BUILD)/lowtrace: $(LOADER_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS)
 
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
@@ -132,16 +137,16 @@ $(BUILD)/tests/%.o: tests/unit/%.c
 
 # zero-allocation test: every malloc-family call goes through a counter
 $(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 # the aggregate reader on a real map: kernel.o (libbpf) with malloc counted
 $(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(BUILD)/loader/kernel.o
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 $(BUILD)/tests/test_agg.o: $(BUILD)/lowtrace.skel.h
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(CORE_OBJS)
-	$(CC) $(CFLAGS) -o $@ $(filter-out $(BUILD)/lowtrace.bpf.o,$^) $(LIBBPF_LIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter-out $(BUILD)/lowtrace.bpf.o,$^) $(LIBBPF_LIBS) $(CORE_LIBS)
 
 $(BUILD)/tests/test_abi: $(BUILD)/lowtrace.bpf.o
 

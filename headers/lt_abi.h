@@ -31,6 +31,7 @@ enum lt_type {
 	LT_TYPE_OPEN = 6,
 	LT_TYPE_TCP = 7,
 	LT_TYPE_TCP_RETRANS = 8,
+	LT_TYPE_TASK = 9,
 	LT_TYPE_MAX,
 };
 
@@ -47,6 +48,9 @@ enum lt_probe_id {
 	LT_PROBE_SYSCALLS = 8,
 	LT_PROBE_RUNQ = 9,
 	LT_PROBE_BIO = 10,
+	LT_PROBE_PROFILE = 11,
+	LT_PROBE_OFFCPU = 12,
+	LT_PROBE_ALLOC = 13,
 	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
 };
 
@@ -192,6 +196,16 @@ struct lt_tcp_retrans {
 	char comm[LT_COMM_LEN];
 };
 
+/*
+ * A process (thread group) first seen by a profile under this comm: the
+ * loader snapshots its mappings now, so its user frames can be symbolized
+ * after it exits. Written by `lowtrace profile`/`alloc` only.
+ */
+struct lt_task {
+	struct lt_hdr hdr;
+	char comm[LT_COMM_LEN];
+};
+
 /* Value of the per-CPU stats array, one slot per enum lt_probe_id. */
 struct lt_stat {
 	__u64 events; /* records written to the ring */
@@ -250,6 +264,9 @@ LT_ASSERT_OFF(struct lt_tcp, comm, 96);
 _Static_assert(sizeof(struct lt_tcp_retrans) == 88, "lt_tcp_retrans size");
 LT_ASSERT_OFF(struct lt_tcp_retrans, state, 64);
 LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 72);
+
+_Static_assert(sizeof(struct lt_task) == 40, "lt_task size");
+LT_ASSERT_OFF(struct lt_task, comm, 24);
 
 _Static_assert(sizeof(struct lt_stat) == 16, "lt_stat size");
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <linux/perf_event.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -27,9 +28,14 @@
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
+/* links of programs attached by hand: perf events (one per CPU) and uprobes */
+#define LT_EXTRA_LINKS 1024
+
 struct lt_suite {
 	struct lowtrace *skel;
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
+	struct bpf_link *extra[LT_EXTRA_LINKS];
+	int nextra;
 };
 
 /* libbpf speaks only with -v; otherwise our one-line errors sum its failures up. */
@@ -127,6 +133,8 @@ static int pin_all(struct lt_suite *s, const char *dir)
 		const char *name = bpf_map__name(m);
 		const char *dot = strrchr(name, '.');
 
+		if (bpf_map__fd(m) < 0)
+			continue; /* not created: only a probe that is not loaded uses it */
 		/* internal maps are named "<obj>.rodata": pin as "rodata" */
 		snprintf(path, sizeof(path), "%s/maps/%s", dir, dot ? dot + 1 : name);
 		err = bpf_map__pin(m, path);
@@ -145,6 +153,29 @@ static int pin_all(struct lt_suite *s, const char *dir)
 		}
 	}
 	return 0;
+}
+
+/* Maps a probe owns are created only when one of their owners is loaded. */
+static int set_autocreate(struct bpf_object *obj, uint64_t probes)
+{
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].own[k]; k++) {
+			struct bpf_map *m = bpf_object__find_map_by_name(obj, lt_probes[i].own[k]);
+			bool used = false;
+
+			if (!m)
+				return lt_error(LT_FAIL, "map %s missing from the object",
+						lt_probes[i].own[k]);
+			/* a map shared by several probes: created if any of them is loaded */
+			for (size_t j = 0; j < lt_nprobes && !used; j++)
+				for (int n = 0; n < LT_PROBE_PROGS && lt_probes[j].own[n]; n++)
+					if (((probes >> j) & 1) &&
+					    !strcmp(lt_probes[j].own[n], lt_probes[i].own[k]))
+						used = true;
+			bpf_map__set_autocreate(m, used);
+		}
+	}
+	return LT_OK;
 }
 
 static int open_cgroup(const char *path, uint64_t *id)
@@ -206,6 +237,18 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_cgroup_id = cg_id;
 	s->skel->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
+	if (o->stack_entries)
+		bpf_map__set_max_entries(s->skel->maps.lt_stacks, o->stack_entries);
+	s->skel->rodata->lt_cfg_al_mean = o->al_mean;
+	s->skel->rodata->lt_cfg_al_leaks = o->al_leaks;
+	if (o->al_ival)
+		memcpy((void *)s->skel->rodata->lt_cfg_al_ival, o->al_ival,
+		       sizeof(s->skel->rodata->lt_cfg_al_ival));
+	err = set_autocreate(s->skel->obj, o->probes);
+	if (err) {
+		ret = err;
+		goto out;
+	}
 	/* a program outside the table would load unattached: the table names them all */
 	bpf_object__for_each_program (p, s->skel->obj)
 		bpf_program__set_autoload(p, false);
@@ -241,8 +284,12 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 			continue;
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
 			struct bpf_link **l = &s->links[lt_probes[i].id][k];
+			enum bpf_prog_type t;
 
 			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].progs[k]);
+			t = bpf_program__type(p);
+			if (t == BPF_PROG_TYPE_PERF_EVENT || t == BPF_PROG_TYPE_KPROBE)
+				continue; /* lt_attach_perf, lt_attach_uprobe */
 			*l = bpf_program__attach(p);
 			if (*l)
 				continue;
@@ -281,8 +328,148 @@ out_cg:
 	return ret;
 }
 
+static int add_extra(struct lt_suite *s, struct bpf_link *l)
+{
+	if (s->nextra == LT_EXTRA_LINKS) {
+		bpf_link__destroy(l);
+		return -E2BIG;
+	}
+	s->extra[s->nextra++] = l;
+	return 0;
+}
+
+/* A per-CPU sampling event at freq Hz: the fd, or -errno. */
+static int open_sampler(int cpu, uint32_t type, uint64_t config, unsigned int freq)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a),
+		.type = type,
+		.config = config,
+		.freq = 1,
+		.sample_freq = freq,
+	};
+	int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int lt_attach_perf(struct lt_suite *s, const char *prog, unsigned int freq, const char **event)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, prog);
+	uint32_t type = PERF_TYPE_HARDWARE;
+	uint64_t config = PERF_COUNT_HW_CPU_CYCLES;
+	int ncpu = libbpf_num_possible_cpus();
+	bool any = false;
+
+	if (!p || ncpu <= 0)
+		return lt_error(LT_FAIL, "program %s missing from the object", prog);
+	*event = "cycles";
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct bpf_link *l;
+		int fd = open_sampler(cpu, type, config, freq);
+
+		if (fd == -ENOENT || fd == -EOPNOTSUPP) {
+			if (type == PERF_TYPE_HARDWARE) {
+				/* no hardware counters (a VM): the software clock */
+				type = PERF_TYPE_SOFTWARE;
+				config = PERF_COUNT_SW_CPU_CLOCK;
+				*event = "cpu-clock";
+				cpu--;
+			}
+			continue;
+		}
+		if (fd == -ENODEV)
+			continue; /* a possible CPU that is not online */
+		if (fd < 0)
+			return lt_error(fd == -EACCES || fd == -EPERM ? LT_ENV : LT_FAIL,
+					"cannot open a perf event on CPU %d: %s", cpu,
+					strerror(-fd));
+		l = bpf_program__attach_perf_event(p, fd);
+		if (!l) {
+			int e = errno;
+
+			close(fd);
+			return lt_error(LT_FAIL, "cannot attach %s to CPU %d: %s", prog, cpu,
+					strerror(e));
+		}
+		if (add_extra(s, l))
+			return lt_error(LT_FAIL, "too many links");
+		any = true;
+	}
+	if (!any)
+		return lt_error(LT_ENV, "no CPU has a %s event", *event);
+	return LT_OK;
+}
+
+int lt_attach_uprobe(struct lt_suite *s, const char *prog, int pid, const char *path,
+		     uint64_t off, bool ret)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, prog);
+	struct bpf_link *l;
+
+	if (!p)
+		return lt_error(LT_FAIL, "program %s missing from the object", prog);
+	l = bpf_program__attach_uprobe(p, ret, pid, path, off);
+	if (!l)
+		return lt_error(LT_FAIL, "cannot attach a %s at %s+0x%llx: %s",
+				ret ? "uretprobe" : "uprobe", path, (unsigned long long)off,
+				strerror(errno));
+	if (add_extra(s, l))
+		return lt_error(LT_FAIL, "too many links");
+	return LT_OK;
+}
+
+int lt_suite_map_fd(struct lt_suite *s, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, name);
+
+	return m ? bpf_map__fd(m) : -1;
+}
+
+int lt_map_each(int fd, void *key, void *next, void *val, lt_map_fn cb, void *ctx)
+{
+	void *cur = NULL;
+	size_t ksz;
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	ksz = info.key_size;
+	while (bpf_map_get_next_key(fd, cur, next) == 0) {
+		memcpy(key, next, ksz);
+		cur = key;
+		if (bpf_map_lookup_elem(fd, key, val))
+			continue; /* deleted meanwhile */
+		if (cb(ctx, key, val) < 0)
+			break;
+	}
+	return 0;
+}
+
+int lt_map_lookup(int fd, const void *key, void *val)
+{
+	return bpf_map_lookup_elem(fd, key, val) ? -errno : 0;
+}
+
+int lt_percpu_u64(int fd, uint32_t key, uint64_t *sum)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t v[ncpu > 0 ? ncpu : 1];
+
+	*sum = 0;
+	if (ncpu <= 0 || bpf_map_lookup_elem(fd, &key, v))
+		return -errno;
+	for (int c = 0; c < ncpu; c++)
+		*sum += v[c];
+	return 0;
+}
+
 void lt_suite_detach(struct lt_suite *s)
 {
+	for (int i = 0; i < s->nextra; i++)
+		bpf_link__destroy(s->extra[i]);
+	s->nextra = 0;
 	for (int i = 0; i < LT_PROBE_SLOTS; i++) {
 		for (int k = 0; k < LT_PROBE_PROGS; k++) {
 			bpf_link__destroy(s->links[i][k]); /* a pinned link stays attached */

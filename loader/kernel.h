@@ -23,6 +23,11 @@ struct lt_load_opts {
 	bool pin; /* pin under LT_PIN_DIR (load) or keep in-process (run) */
 	bool replace; /* unload a pinned suite first */
 	bool sys_per_pid; /* syscalls probe: one histogram per (syscall, process) */
+	/* profiles (probes with a .cmd) */
+	uint32_t stack_entries; /* lt_stacks size, 0: the object's */
+	uint64_t al_mean; /* alloc: mean sampling interval in bytes, <= 1: every allocation */
+	const uint64_t *al_ival; /* alloc: LT_AL_IVAL_N exponential intervals of mean al_mean */
+	bool al_leaks; /* alloc: keep sampled blocks until freed */
 };
 
 struct lt_suite; /* a loaded suite, pinned or in-process */
@@ -31,6 +36,29 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out);
 void lt_suite_detach(struct lt_suite *s); /* closes links: unpinned ones detach */
 void lt_suite_free(struct lt_suite *s);
 int lt_unload(void);
+
+/*
+ * Programs that a section cannot attach (perf_event, uprobes) are loaded but
+ * left for these. Each returns an enum lt_exit_code after printing the error.
+ * lt_attach_perf opens one sampling event per online CPU at `freq` Hz:
+ * hardware cycles where the kernel has them, else the software cpu-clock;
+ * *event names the one used.
+ */
+int lt_attach_perf(struct lt_suite *s, const char *prog, unsigned int freq, const char **event);
+int lt_attach_uprobe(struct lt_suite *s, const char *prog, int pid, const char *path,
+		     uint64_t off, bool ret);
+/* A map of the suite by name (-1 when it was not created). */
+int lt_suite_map_fd(struct lt_suite *s, const char *name);
+
+/*
+ * Plain map reads for the profiles' aggregates, read once at the end. Keys
+ * and values go through the caller's buffers; `cb` returns < 0 to stop.
+ */
+typedef int (*lt_map_fn)(void *ctx, const void *key, const void *val);
+int lt_map_each(int fd, void *key, void *next, void *val, lt_map_fn cb, void *ctx);
+int lt_map_lookup(int fd, const void *key, void *val); /* 0 or -errno */
+/* Sum over CPUs of slot `key` of a per-CPU array of __u64 into *sum. */
+int lt_percpu_u64(int fd, uint32_t key, uint64_t *sum);
 
 /* The fds a consumer needs, from an in-process suite or from the pins. */
 struct lt_handles {

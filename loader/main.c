@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "encode.h"
 #include "hist.h"
 #include "kernel.h"
@@ -56,6 +57,8 @@ static const char main_help[] =
 	"    hist      print the log2 latency histograms of syscalls, runq or bio\n"
 	"    top       a refreshing table of syscalls and probe rates\n"
 	"    metrics   serve Prometheus metrics over HTTP (GET /metrics)\n"
+	"    profile   sample on-CPU or off-CPU stacks: folded, pprof or JSON\n"
+	"    alloc     sampled allocations of a process by stack, and its leaks\n"
 	"\n"
 	"OPTIONS\n"
 	"    -v, --verbose   show libbpf's messages, including the verifier log\n"
@@ -91,8 +94,13 @@ static void print_probes(FILE *f)
 {
 	fprintf(f, "PROBES\n");
 	for (size_t i = 0; i < lt_nprobes; i++)
-		fprintf(f, "    %-12s %s%s\n", lt_probes[i].name, lt_probes[i].about,
-			lt_probes[i].dflt ? "" : " [opt-in]");
+		if (!lt_probes[i].cmd)
+			fprintf(f, "    %-12s %s%s\n", lt_probes[i].name, lt_probes[i].about,
+				lt_probes[i].dflt ? "" : " [opt-in]");
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].cmd)
+			fprintf(f, "    %-12s %s [lowtrace %s]\n", lt_probes[i].name,
+				lt_probes[i].about, lt_probes[i].cmd);
 }
 
 static void help_load(void)
@@ -185,7 +193,7 @@ static void help_run(void)
 }
 
 /* Strict unsigned parse with optional K/M/G suffix (when `suffix`). */
-static int parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out)
+int lt_parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -225,7 +233,7 @@ static int parse_probes(const char *s, uint64_t *mask, bool by_type)
 			char known[256] = "";
 
 			for (size_t i = 0; i < lt_nprobes; i++) {
-				if (by_type && !lt_probes[i].type)
+				if ((by_type && !lt_probes[i].type) || lt_probes[i].cmd)
 					continue;
 				strcat(known, *known ? ", " : "");
 				strcat(known, lt_probes[i].name);
@@ -233,6 +241,9 @@ static int parse_probes(const char *s, uint64_t *mask, bool by_type)
 			return lt_error(LT_USAGE, "unknown %s '%.*s' (known: %s)",
 					by_type ? "type" : "probe", (int)n, s, known);
 		}
+		if (p->cmd)
+			return lt_error(LT_USAGE, "probe '%s' is loaded by 'lowtrace %s', not here",
+					p->name, p->cmd);
 		if (by_type && !p->type)
 			return lt_error(LT_USAGE,
 					"--type %s: an aggregate probe writes no records (see "
@@ -337,7 +348,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = parse_probes(optarg, &c->types, true);
 			break;
 		case OPT_PID:
-			err = parse_u64("--pid", optarg, false, 0x3fffffff, &v);
+			err = lt_parse_u64("--pid", optarg, false, 0x3fffffff, &v);
 			if (!err && !v)
 				err = lt_error(LT_USAGE, "--pid: invalid value '0'");
 			c->load.pid = v;
@@ -347,7 +358,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = 0;
 			break;
 		case OPT_RINGBUF:
-			err = parse_u64("--ringbuf-size", optarg, true, 1u << 30, &v);
+			err = lt_parse_u64("--ringbuf-size", optarg, true, 1u << 30, &v);
 			if (!err && (v < 4096 || (v & (v - 1))))
 				err = lt_error(LT_USAGE,
 					       "--ringbuf-size: %s is not a power of two between "
@@ -369,22 +380,22 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = 0;
 			break;
 		case OPT_COUNT:
-			err = parse_u64("--count", optarg, false, ~0ull, &c->count);
+			err = lt_parse_u64("--count", optarg, false, ~0ull, &c->count);
 			if (!err && !c->count)
 				err = lt_error(LT_USAGE, "--count: must be at least 1");
 			break;
 		case OPT_INTERVAL:
-			err = parse_u64("--interval", optarg, false, 86400, &c->interval_s);
+			err = lt_parse_u64("--interval", optarg, false, 86400, &c->interval_s);
 			if (!err && !c->interval_s)
 				err = lt_error(LT_USAGE, "--interval: must be at least 1");
 			break;
 		case OPT_MEASURE:
-			err = parse_u64("--measure", optarg, false, 3600, &c->measure_s);
+			err = lt_parse_u64("--measure", optarg, false, 3600, &c->measure_s);
 			if (!err && !c->measure_s)
 				err = lt_error(LT_USAGE, "--measure: must be at least 1");
 			break;
 		case OPT_ROWS:
-			err = parse_u64("--rows", optarg, false, 1000, &c->rows);
+			err = lt_parse_u64("--rows", optarg, false, 1000, &c->rows);
 			if (!err && !c->rows)
 				err = lt_error(LT_USAGE, "--rows: must be at least 1");
 			break;
@@ -401,7 +412,7 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = 0;
 			break;
 		case OPT_DURATION:
-			err = parse_u64("--duration", optarg, false, 86400 * 365, &c->duration_s);
+			err = lt_parse_u64("--duration", optarg, false, 86400 * 365, &c->duration_s);
 			if (!err && !c->duration_s)
 				err = lt_error(LT_USAGE, "--duration: must be at least 1");
 			break;
@@ -447,6 +458,8 @@ static void print_status_text(const struct lt_status *st)
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
+		if (lt_probes[i].cmd)
+			continue; /* never pinned */
 		if (!ps->loaded) {
 			printf("%-12s -\n", lt_probes[i].name);
 			continue;
@@ -465,6 +478,8 @@ static void print_status_json(const struct lt_status *st)
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
+		if (lt_probes[i].cmd)
+			continue; /* never pinned */
 		printf("%s{\"name\":\"%s\",\"loaded\":%s", i ? "," : "", lt_probes[i].name,
 		       ps->loaded ? "true" : "false");
 		if (ps->loaded)
@@ -1256,7 +1271,8 @@ int main(int argc, char **argv)
 	} cmds[] = {
 		{ "load", cmd_load },	  { "unload", cmd_unload },   { "status", cmd_status },
 		{ "events", cmd_events }, { "run", cmd_run },	      { "hist", cmd_hist },
-		{ "top", cmd_top },	  { "metrics", cmd_metrics },
+		{ "top", cmd_top },	  { "metrics", cmd_metrics }, { "profile", cmd_profile },
+		{ "alloc", cmd_alloc },
 	};
 	int i = 1;
 

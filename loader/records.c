@@ -103,6 +103,20 @@ static void fork_text(struct lt_buf *b, const struct lt_rec *r)
 	lt_text_u64(b, "child_pid", f->child_pid);
 }
 
+static void task_json(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_task *t = REC(r, lt_task);
+
+	lt_json_str(b, "comm", t->comm, lt_strnlen(t->comm, LT_COMM_LEN));
+}
+
+static void task_text(struct lt_buf *b, const struct lt_rec *r)
+{
+	const struct lt_task *t = REC(r, lt_task);
+
+	lt_text_str(b, "comm", t->comm, lt_strnlen(t->comm, LT_COMM_LEN));
+}
+
 /* the kernel's enum trace_signal_result */
 static const char *const signal_results[] = { "delivered", "ignored", "already_pending",
 					      "overflow_fail", "lose_info" };
@@ -493,6 +507,31 @@ const struct lt_probe lt_probes[] = {
 	  .id = LT_PROBE_BIO,
 	  .map = "lt_bio_hist",
 	  .about = "block I/O latency histogram per device and op (tp_btf; lowtrace hist)" },
+	/* profiles: loaded by their commands, one at a time, never pinned */
+	{ .name = "profile",
+	  .progs = { "lt_prof_cpu" },
+	  .id = LT_PROBE_PROFILE,
+	  .type = LT_TYPE_TASK, /* new processes, for their mappings */
+	  .rec_size = sizeof(struct lt_task),
+	  .own = { "lt_stacks", "lt_prof_err", "lt_prof_seen", "lt_prof" },
+	  .cmd = "profile",
+	  .json = task_json,
+	  .text = task_text,
+	  .about = "on-CPU stack samples (perf_event)" },
+	{ .name = "offcpu",
+	  .progs = { "lt_prof_off" },
+	  .id = LT_PROBE_OFFCPU,
+	  .own = { "lt_stacks", "lt_prof_err", "lt_prof_seen", "lt_prof", "lt_off_start" },
+	  .cmd = "profile --off-cpu",
+	  .about = "time blocked, with the blocking stacks (tp_btf)" },
+	{ .name = "alloc",
+	  .progs = { "lt_al_malloc", "lt_al_calloc", "lt_al_realloc", "lt_al_memalign",
+		     "lt_al_pmalign", "lt_al_ret", "lt_al_free" },
+	  .id = LT_PROBE_ALLOC,
+	  .own = { "lt_stacks", "lt_prof_err", "lt_al_cd", "lt_al_sites", "lt_al_pend",
+		   "lt_al_live" },
+	  .cmd = "alloc",
+	  .about = "sampled allocations of one process (uprobes)" },
 };
 const size_t lt_nprobes = sizeof(lt_probes) / sizeof(lt_probes[0]);
 

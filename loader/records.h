@@ -36,6 +36,10 @@ struct lt_probe {
 	enum lt_probe_id id; /* slot in lt_stats */
 	enum lt_type type; /* record type it writes; 0: an aggregate probe (no records) */
 	const char *map; /* aggregate probes: the per-CPU histogram map (lowtrace hist) */
+	/* maps only its programs use: created only when it is loaded */
+	const char *own[LT_PROBE_PROGS];
+	/* loaded on demand by this command (profile, alloc), never by `load` */
+	const char *cmd;
 	__u16 rec_size; /* sizeof its record */
 	bool dflt; /* attached by `load` without --probes */
 	lt_enc_fn json; /* appends the record's own JSON fields */

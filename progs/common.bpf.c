@@ -3,6 +3,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "lt_abi.h"
+#include "lt_prof.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -23,6 +24,38 @@ struct {
 	__type(value, __u32);
 } lt_cgroup SEC(".maps");
 
+/*
+ * Profiles (profile, offcpu, alloc): created only when one of them is loaded
+ * (the loader turns their creation off otherwise) and sized by the loader.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, LT_STACK_DEPTH * sizeof(__u64));
+} lt_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LT_PC_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lt_prof_err SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct lt_task_key);
+	__type(value, __u8);
+} lt_prof_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct lt_prof_key);
+	__type(value, struct lt_prof_val);
+} lt_prof SEC(".maps");
+
 const volatile __u32 lt_cfg_tgid = 0;
 const volatile __u64 lt_cfg_cgroup_id = 0;
 
@@ -38,5 +71,11 @@ const struct lt_oom *const lt_btf_oom = 0;
 const struct lt_open *const lt_btf_open = 0;
 const struct lt_tcp *const lt_btf_tcp = 0;
 const struct lt_tcp_retrans *const lt_btf_tcp_retrans = 0;
+const struct lt_task *const lt_btf_task = 0;
+const struct lt_prof_key *const lt_btf_prof_key = 0;
+const struct lt_prof_val *const lt_btf_prof_val = 0;
+const struct lt_al_key *const lt_btf_al_key = 0;
+const struct lt_al_val *const lt_btf_al_val = 0;
+const struct lt_al_live *const lt_btf_al_live = 0;
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Commands that live outside main.c, and the option parsing they share with it. */
+#ifndef LT_CLI_H
+#define LT_CLI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* "--opt VALUE" as an unsigned number <= max (K/M/G suffixes if `suffix`); prints the error */
+int lt_parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out);
+
+int cmd_profile(int argc, char **argv); /* profile.c */
+int cmd_alloc(int argc, char **argv);
+
+#endif

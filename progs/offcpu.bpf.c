@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * offcpu: time blocked, with the blocking stacks. At sched_switch the task
+ * going off CPU in a sleeping state (not preempted) has its stacks and the
+ * time stored; when it next runs, the time off CPU is added to lt_prof under
+ * those stacks (tp_btf; bpf_get_stackid works there since current is prev).
+ */
+#include "lt_prof.bpf.h"
+
+/* before 5.14 the task state was "long state" */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+struct lt_off_start {
+	__u64 ts;
+	struct lt_prof_key key;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32); /* tid */
+	__type(value, struct lt_off_start);
+} lt_off_start SEC(".maps");
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(lt_prof_off, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u64 now = bpf_ktime_get_ns();
+	struct lt_off_start *st;
+	long state;
+
+	if (bpf_core_field_exists(prev->__state))
+		state = BPF_CORE_READ(prev, __state);
+	else
+		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
+	/* blocked: asleep by choice, not preempted; idle and filtered tasks skipped */
+	if (tid && !preempt && state != 0 && !lt_skip_current()) {
+		struct lt_off_start s = { .ts = now };
+
+		s.key.tgid = BPF_CORE_READ(prev, tgid);
+		bpf_get_current_comm(s.key.comm, sizeof(s.key.comm));
+		s.key.kstack = lt_stack_id(ctx, false);
+		s.key.ustack = lt_stack_id(ctx, true);
+		if (bpf_map_update_elem(&lt_off_start, &tid, &s, BPF_ANY))
+			lt_prof_inc(LT_PC_START_FULL);
+		else
+			lt_task_seen(s.key.tgid, s.key.comm);
+	}
+	tid = BPF_CORE_READ(next, pid);
+	st = bpf_map_lookup_elem(&lt_off_start, &tid);
+	if (!st)
+		return 0;
+	lt_prof_inc(LT_PC_SAMPLES);
+	lt_prof_add(&st->key, now - st->ts);
+	bpf_map_delete_elem(&lt_off_start, &tid);
+	return 0;
+}

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Profile test workload, built with frame pointers: `spin SECS` burns CPU
+ * in lt_spin_alpha twice as long as in lt_spin_beta; `sleep SECS` blocks in
+ * lt_block_sleep (nanosleep, 10 ms at a time). Both run for SECS seconds.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static volatile uint64_t sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) void lt_spin_work(uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		sink += i * 2654435761u;
+}
+
+__attribute__((noinline)) void lt_spin_alpha(void)
+{
+	lt_spin_work(2000000);
+}
+
+__attribute__((noinline)) void lt_spin_beta(void)
+{
+	lt_spin_work(1000000);
+}
+
+__attribute__((noinline)) void lt_block_sleep(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	nanosleep(&ts, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	double end;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: spin spin|sleep SECS\n");
+		return 2;
+	}
+	end = now() + atof(argv[2]);
+	while (now() < end) {
+		if (!strcmp(argv[1], "sleep")) {
+			lt_block_sleep();
+		} else {
+			lt_spin_alpha();
+			lt_spin_beta();
+		}
+	}
+	return 0;
+}
