@@ -39,6 +39,9 @@ LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/metrics.o \
 	$(BUILD)/loader/profile.o $(BUILD)/loader/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+# programs the profile/alloc tests observe: frame pointers everywhere (-O0)
+WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/workloads/%,\
+	$(wildcard tests/workloads/*.c)) $(BUILD)/tests/workloads/allocs-static
 
 .PHONY: all deps load unload test unit bats install clean vmlinux format help
 .DELETE_ON_ERROR:
@@ -131,6 +134,15 @@ $(BUILD)/loader/%.o: loader/%.c
 $(BUILD)/lowtrace: $(LOADER_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS)
 
+$(BUILD)/tests/workloads/%: tests/workloads/%.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
+# static and stripped: no malloc symbol to find (alloc's error test)
+$(BUILD)/tests/workloads/allocs-static: tests/workloads/allocs.c
+	@mkdir -p $(@D)
+	$(CC) -O0 -static -s -Wall -Wextra -Werror -o $@ $<
+
 $(BUILD)/tests/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Itests/unit -c $< -o $@
@@ -160,7 +172,7 @@ unload:
 	$(BUILD)/lowtrace unload
 
 test: $(DEPS_STAMP)
-	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
 	tests/run
 
 install: $(BUILD)/lowtrace
@@ -182,5 +194,5 @@ clean:
 KERNELS ?= 5.10 6.1 6.12 7.2
 .PHONY: vmtest
 vmtest: $(DEPS_STAMP)
-	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
 	tests/vm/vmtest $(KERNELS)

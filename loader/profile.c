@@ -221,15 +221,35 @@ struct sstack {
 	int nu, nk;
 };
 
+/* Frames of the tracing machinery itself, on top of a stack taken in a tracepoint. */
+static bool is_bpf_frame(const struct lt_frame *f)
+{
+	static const char *const pfx[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+					   "__traceiter_", "bpf_get_stackid" };
+
+	for (size_t i = 0; f->func && i < sizeof(pfx) / sizeof(pfx[0]); i++)
+		if (!strncmp(f->func, pfx[i], strlen(pfx[i])))
+			return true;
+	return false;
+}
+
 static void symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *comm,
 		      int32_t kid, int32_t uid, uint64_t caller, struct sstack *ss)
 {
 	static struct stk st;
+	int skip = 0;
 
 	read_stack(stacks_fd, kid, &st);
-	ss->nk = st.n;
-	for (int i = 0; i < st.n; i++)
-		sym_frame(sy, true, 0, NULL, st.ip[i], i == 0, &ss->k[i]);
+	ss->nk = 0;
+	for (int i = 0; i < st.n; i++) {
+		struct lt_frame *f = &ss->k[ss->nk];
+
+		sym_frame(sy, true, 0, NULL, st.ip[i], i == skip, f);
+		if (i == skip && is_bpf_frame(f))
+			skip++;
+		else
+			ss->nk++;
+	}
 	read_stack(stacks_fd, uid, &st);
 	/* alloc: a walk from the allocator's first instruction misses its caller on
 	 * kernels before 6.12; the return address read at entry puts it back */
@@ -742,10 +762,10 @@ int cmd_profile(int argc, char **argv)
 	install_signals();
 	t0 = now_ns(CLOCK_MONOTONIC);
 	t0_real = now_ns(CLOCK_REALTIME);
-	fprintf(stderr, "lowtrace: profile: %s%s%s; ", o.off_cpu ? "off-CPU" : "on-CPU, ", event,
-		o.off_cpu ? "" : "");
-	if (!o.off_cpu)
-		fprintf(stderr, "%u Hz; ", o.freq);
+	if (o.off_cpu)
+		fprintf(stderr, "lowtrace: profile: off-CPU (sched_switch); ");
+	else
+		fprintf(stderr, "lowtrace: profile: on-CPU, %s at %u Hz; ", event, o.freq);
 	fprintf(stderr, "%s\n", o.duration_s ? "running" : "Ctrl-C to stop");
 	ret = run_loop(ring, o.duration_s, pidfd, &exited);
 	dur = now_ns(CLOCK_MONOTONIC) - t0;

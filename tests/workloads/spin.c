@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 
 static volatile uint64_t sink;
@@ -36,11 +37,18 @@ __attribute__((noinline)) void lt_spin_beta(void)
 	lt_spin_work(1000000);
 }
 
+/* the syscall is made here, not in libc: libc has no frame pointers, and a
+ * walk from inside it would skip this function */
 __attribute__((noinline)) void lt_block_sleep(void)
 {
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	long ret;
 
-	nanosleep(&ts, NULL);
+	asm volatile("syscall"
+		     : "=a"(ret)
+		     : "0"((long)SYS_nanosleep), "D"(&ts), "S"(0L)
+		     : "rcx", "r11", "memory");
+	(void)ret;
 }
 
 int main(int argc, char **argv)

@@ -1,0 +1,133 @@
+#!/usr/bin/env bats
+# profile: on-CPU stacks (perf_event, software cpu-clock here) and off-CPU
+# time (tp_btf sched_switch), counted in the kernel, symbolized at the end.
+# Workloads: build/tests/workloads/spin (frame pointers everywhere).
+
+load helpers
+
+setup() {
+	lt_setup
+	SPIN="$(dirname "$LT")/tests/workloads/spin"
+	[ -x "$SPIN" ] || {
+		echo "missing $SPIN: run make test" >&2
+		return 1
+	}
+}
+
+# sum of the folded values of lines matching an ERE
+folded_sum() {
+	grep -E "$1" "$2" | awk '{ s += $NF } END { print s + 0 }'
+}
+
+# start_spin MODE SECS: the workload in the background; sets WL
+start_spin() {
+	"$SPIN" "$1" "$2" 3>&- &
+	WL=$!
+	bg_track "$WL"
+}
+
+@test "profile: on-CPU folded stacks name the workload's functions, about 2:1" {
+	start_spin spin 6
+	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 3
+	local out=$BATS_TEST_TMPDIR/folded
+	printf '%s\n' "$output" >"$out"
+	# folded: "frame;frame;... COUNT", one stack per line, merged
+	run -1 grep -Ev '^[^ ]+ [0-9]+$' "$out"
+	local a b
+	a=$(folded_sum '^spin;.*;main;lt_spin_alpha;lt_spin_work ' "$out")
+	b=$(folded_sum '^spin;.*;main;lt_spin_beta;lt_spin_work ' "$out")
+	echo "alpha=$a beta=$b" >&3
+	[ "$a" -gt 0 ] && [ "$b" -gt 0 ]
+	# alpha does twice beta's work: 2:1, loosely (sampling noise)
+	[ $((a * 10)) -ge $((b * 13)) ] && [ $((a * 10)) -le $((b * 35)) ]
+	# the summary counts what was lost; our frame-pointer workload is never cut short
+	[[ "$stderr" == *"samples in "* ]]
+	[[ "$stderr" == *"kernel_stack_collisions=0 user_stack_collisions=0"* ]]
+	[[ "$stderr" =~ cut\ short\ \(no\ frame\ pointers\?\):\ ([0-9]+)\ of ]]
+	local total
+	total=$(awk '{ s += $NF } END { print s }' "$out")
+	echo "cut short: ${BASH_REMATCH[1]} of $total" >&3
+	[ "${BASH_REMATCH[1]}" -le $((total / 10)) ]
+}
+
+@test "profile --off-cpu: blocked nanoseconds under lt_block_sleep, through the kernel's sleep" {
+	start_spin sleep 6
+	run --separate-stderr -0 "$LT" profile --off-cpu -p "$WL" --duration 2
+	local out=$BATS_TEST_TMPDIR/folded
+	printf '%s\n' "$output" >"$out"
+	run -0 grep -E '^spin;.*;main;lt_block_sleep;.*(do_nanosleep|schedule)_\[k\]' "$out"
+	# no tracing machinery on top of the stacks
+	run -1 grep -E 'bpf_prog_|bpf_trace_run' "$out"
+	# it sleeps all the time: close to 2 s of blocked time in 2 s
+	local ns
+	ns=$(folded_sum 'lt_block_sleep' "$out")
+	echo "blocked ns: $ns" >&3
+	[ "$ns" -ge 1000000000 ] && [ "$ns" -le 2600000000 ]
+	[[ "$stderr" == *"blocks in "* ]]
+}
+
+@test "profile: JSON and pprof outputs; protoc reads the pprof back" {
+	start_spin spin 8
+	run --separate-stderr -0 "$LT" profile -F 99 -p "$WL" --duration 2 --format json
+	local j=$output
+	run -0 jq -e '.mode == "cpu" and .frequency_hz == 99 and .samples > 0 and
+		(.stacks | length) > 0 and ([.stacks[].count] | add) == .samples and
+		(.lost | has("kernel_stack_collisions"))' <<<"$j"
+	run -0 jq -e --argjson pid "$WL" 'any(.stacks[]; .pid == $pid and .comm == "spin" and
+		any(.frames[]; .name == "lt_spin_alpha" and (.module | endswith("/spin"))))' <<<"$j"
+	local pb=$BATS_TEST_TMPDIR/cpu.pb.gz
+	run -0 "$LT" profile -F 99 -p "$WL" --duration 2 --format pprof -o "$pb"
+	[ ! -e "$pb.tmp-"* ]
+	run -0 bash -c "gzip -dc '$pb' | protoc --decode=perftools.profiles.Profile \
+		-I '$BATS_TEST_DIRNAME/../unit' profile.proto"
+	[[ "$output" == *'"lt_spin_alpha"'* ]]
+	[[ "$output" == *'"lt_spin_beta"'* ]]
+	[[ "$output" == *'"nanoseconds"'* ]]
+	[[ "$output" == *'"cpu"'* ]]
+}
+
+@test "profile: a process that exits before the end is still symbolized" {
+	"$LT" profile -F 99 --duration 4 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
+	local pr=$!
+	bg_track "$pr"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q 'on-CPU' "$BATS_TEST_TMPDIR/err" && break
+		sleep 0.1
+	done
+	"$SPIN" spin 1
+	wait_rc "$pr" 30
+	[ "$RC" = 0 ]
+	run -0 grep -E '^spin;.*;main;lt_spin_(alpha|beta);lt_spin_work ' "$BATS_TEST_TMPDIR/out"
+}
+
+@test "profile -p: the process exits mid-run: exit 0, a note, what was collected" {
+	start_spin spin 1
+	run --separate-stderr -0 "$LT" profile -F 99 -p "$WL" --duration 30
+	[[ "$stderr" == *"process $WL exited after"* ]]
+	[[ "$output" == *"lt_spin_work"* ]]
+}
+
+@test "profile: bad input is one line and exit 2, before anything is loaded" {
+	run --separate-stderr -2 "$LT" profile -F 0 --duration 1
+	assert_equal "$stderr" "lowtrace: -F 0: out of range: 1 to $(cat /proc/sys/kernel/perf_event_max_sample_rate) Hz (kernel.perf_event_max_sample_rate)"
+	run --separate-stderr -2 "$LT" profile -F 100000000 --duration 1
+	[[ "$stderr" == "lowtrace: -F 100000000: out of range"* ]]
+	run --separate-stderr -2 "$LT" profile -p 2000000000 --duration 1
+	assert_equal "$stderr" "lowtrace: --pid: invalid value '2000000000'"
+	# a pid that is free now
+	local free=$((0x3ffffff0))
+	run --separate-stderr -2 "$LT" profile -p "$free" --duration 1
+	assert_equal "$stderr" "lowtrace: --pid $free: no such process"
+	run --separate-stderr -2 "$LT" profile --duration 1 -o /nonexistent/dir/out
+	assert_equal "$stderr" "lowtrace: -o /nonexistent/dir/out: cannot write there: No such file or directory"
+	run --separate-stderr -2 "$LT" profile --duration 1 --format svg
+	assert_equal "$stderr" "lowtrace: --format: unknown format 'svg' (known: folded, pprof, json)"
+	run --separate-stderr -2 "$LT" profile --leaks
+	[[ "$stderr" == "lowtrace: profile: option '--leaks' does not apply here"* ]]
+	run --separate-stderr -2 "$LT" load --probes profile
+	assert_equal "$stderr" "lowtrace: probe 'profile' is loaded by 'lowtrace profile', not here"
+	[ ! -e "$PIN" ]
+	# nothing of ours stays in the kernel
+	run -1 bash -c "bpftool prog list | grep -E 'lt_prof_(cpu|off)'"
+}
