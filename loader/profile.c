@@ -425,10 +425,15 @@ static int parse_popts(int argc, char **argv, bool alloc, void (*help)(void), st
 		if (c == ':')
 			return lt_error(LT_USAGE, "%s: option '%s' needs a value", argv[0],
 					argv[optind - 1]);
-		if (!strchr(allowed, c))
+		if (!strchr(allowed, c)) {
+			const struct option *l = lopts;
+
+			while (l->val != c)
+				l++;
 			return lt_error(LT_USAGE,
-					"%s: option '%s' does not apply here (see 'lowtrace %s -h')",
-					argv[0], argv[optind - 1], argv[0]);
+					"%s: option '--%s' does not apply here (see 'lowtrace %s -h')",
+					argv[0], l->name, argv[0]);
+		}
 		switch (c) {
 		case 'F': {
 			unsigned int max = max_freq();

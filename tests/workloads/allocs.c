@@ -3,14 +3,14 @@
  * Allocation test workload, built with frame pointers.
  * `allocs MIB_ALPHA MIB_BETA LEAKS` waits for a line on stdin (the tracer is
  * attached by then), then: lt_alloc_alpha mallocs and frees MIB_ALPHA MiB in
- * 32 KiB blocks, lt_alloc_beta callocs and frees MIB_BETA MiB in 32 KiB
+ * 256 KiB blocks, lt_alloc_beta callocs and frees MIB_BETA MiB in 256 KiB
  * blocks, lt_leak_gamma mallocs LEAKS blocks of 1000 bytes and never frees
  * them. Then it exits.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#define BLOCK (32 * 1024)
+#define BLOCK (256 * 1024)
 
 static void *volatile keep;
 
