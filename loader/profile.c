@@ -87,7 +87,8 @@ static int out_open(struct out *o, const char *path, bool binary)
 		return lt_error(LT_FAIL, "out of memory");
 	if (!path) {
 		if (binary && isatty(1))
-			return lt_error(LT_USAGE, "--format pprof is binary: write it with -o FILE");
+			return lt_error(LT_USAGE,
+					"--format pprof is binary: write it with -o FILE");
 		return LT_OK;
 	}
 	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
@@ -179,8 +180,8 @@ static void read_stack(int fd, int32_t id, struct stk *s)
 }
 
 /* a return address points after the call: look up the call itself */
-static void sym_frame(struct lt_syms *sy, bool kernel, uint32_t tgid, const char *comm,
-		      uint64_t ip, bool leaf, struct lt_frame *f)
+static void sym_frame(struct lt_syms *sy, bool kernel, uint32_t tgid, const char *comm, uint64_t ip,
+		      bool leaf, struct lt_frame *f)
 {
 	uint64_t a = leaf ? ip : ip - 1;
 
@@ -200,10 +201,14 @@ static const char *frame_str(const struct lt_frame *f, char *buf, size_t len)
 /* Where a complete user stack ends: a walk that stops elsewhere was cut short. */
 static bool is_entry_frame(const struct lt_frame *f)
 {
-	static const char *const entries[] = { "_start",	 "__libc_start_main",
-					       "__libc_start_call_main", "start_thread",
-					       "clone",		 "clone3",
-					       "__clone",	 "__clone3",
+	static const char *const entries[] = { "_start",
+					       "__libc_start_main",
+					       "__libc_start_call_main",
+					       "start_thread",
+					       "clone",
+					       "clone3",
+					       "__clone",
+					       "__clone3",
 					       "thread_start" };
 
 	if (!f->func)
@@ -430,9 +435,10 @@ static int parse_popts(int argc, char **argv, bool alloc, void (*help)(void), st
 
 			while (l->val != c)
 				l++;
-			return lt_error(LT_USAGE,
-					"%s: option '--%s' does not apply here (see 'lowtrace %s -h')",
-					argv[0], l->name, argv[0]);
+			return lt_error(
+				LT_USAGE,
+				"%s: option '--%s' does not apply here (see 'lowtrace %s -h')",
+				argv[0], l->name, argv[0]);
 		}
 		switch (c) {
 		case 'F': {
@@ -457,7 +463,8 @@ static int parse_popts(int argc, char **argv, bool alloc, void (*help)(void), st
 			o->cgroup = optarg;
 			break;
 		case 'd':
-			err = lt_parse_u64("--duration", optarg, false, 86400 * 365, &o->duration_s);
+			err = lt_parse_u64("--duration", optarg, false, 86400 * 365,
+					   &o->duration_s);
 			if (!err && !o->duration_s)
 				err = lt_error(LT_USAGE, "--duration: must be at least 1");
 			break;
@@ -525,7 +532,8 @@ static void help_profile(void)
 	       "    -f, --format F       folded (default: comm;root;...;leaf VALUE, kernel\n"
 	       "                         frames with _[k]; the value is samples, or ns off CPU),\n"
 	       "                         pprof (gzip'd protobuf; needs -o), json\n"
-	       "    -o, --output FILE    write there (complete, or not at all) instead of stdout\n\n"
+	       "    -o, --output FILE    write there (complete, or not at all) instead of "
+	       "stdout\n\n"
 	       "EXIT STATUS\n    0 done (also when -p exits first: what was collected is written);"
 	       "\n    2 usage (bad -F, no such -p, unwritable -o); 5 no privileges or BTF;"
 	       " 1 other failure.\n");
@@ -640,10 +648,10 @@ static void emit_profile_stack(struct prof_out *po, enum fmt fmt, const struct p
 			loc[n++] = lt_pprof_location(po->pp, 0, ss->k[i].addr, ss->k[i].func);
 		for (int i = 0; i < ss->nu; i++) {
 			const struct lt_frame *f = &ss->u[i];
-			uint64_t m = f->module ? lt_pprof_mapping(po->pp, f->map_start, f->map_limit,
-								  f->map_pgoff, f->module,
-								  f->build_id)
-					       : 0;
+			uint64_t m =
+				f->module ? lt_pprof_mapping(po->pp, f->map_start, f->map_limit,
+							     f->map_pgoff, f->module, f->build_id)
+					  : 0;
 
 			loc[n++] = lt_pprof_location(po->pp, m, f->addr,
 						     f->func ? f->func
@@ -877,8 +885,8 @@ int cmd_profile(int argc, char **argv)
 	} else {
 		char note[160];
 
-		snprintf(note, sizeof(note), "lowtrace profile %s, %s", o.off_cpu ? "--off-cpu" : "",
-			 event);
+		snprintf(note, sizeof(note), "lowtrace profile %s, %s",
+			 o.off_cpu ? "--off-cpu" : "", event);
 		lt_pprof_comment(po.pp, note);
 		out_flush(&po.o);
 		ret = lt_pprof_write(po.pp, po.o.fd);
@@ -913,7 +921,8 @@ out:
 
 static void help_alloc(void)
 {
-	printf("NAME\n    lowtrace alloc - sampled allocations of a process, by stack, and leaks\n\n"
+	printf("NAME\n    lowtrace alloc - sampled allocations of a process, by stack, and "
+	       "leaks\n\n"
 	       "SYNOPSIS\n    lowtrace alloc -p PID [--sample-bytes N] [--duration S] [--leaks]\n"
 	       "                   [--format text|folded|pprof] [-o FILE]\n\n"
 	       "DESCRIPTION\n"
@@ -935,13 +944,15 @@ static void help_alloc(void)
 	       "OPTIONS\n"
 	       "    -p, --pid PID        the process (required)\n"
 	       "    --sample-bytes N     mean bytes between samples, K/M/G allowed (default 512K)\n"
-	       "    -d, --duration S     stop after S seconds (default: Ctrl-C or the process' end)\n"
+	       "    -d, --duration S     stop after S seconds (default: Ctrl-C or the process' "
+	       "end)\n"
 	       "    --leaks              report sampled blocks still allocated at the end\n"
 	       "    -f, --format F       text (default: sites by estimated bytes), folded\n"
 	       "                         (comm;root;...;leaf BYTES: allocated, or with --leaks\n"
 	       "                         still allocated), pprof (alloc_objects, alloc_space;\n"
 	       "                         inuse_objects, inuse_space with --leaks; needs -o)\n"
-	       "    -o, --output FILE    write there (complete, or not at all) instead of stdout\n\n"
+	       "    -o, --output FILE    write there (complete, or not at all) instead of "
+	       "stdout\n\n"
 	       "EXIT STATUS\n    0 done (also when the process exits first); 2 usage (no such\n"
 	       "    process, unwritable -o); 1 allocator not found or other failure;\n"
 	       "    5 no privileges or BTF.\n");
@@ -969,9 +980,9 @@ static const struct {
 	const char *prog;
 	bool ret;
 } al_funcs[] = {
-	{ "malloc", "lt_al_malloc", true },	    { "calloc", "lt_al_calloc", true },
-	{ "realloc", "lt_al_realloc", true },	    { "aligned_alloc", "lt_al_memalign", true },
-	{ "memalign", "lt_al_memalign", true },	    { "posix_memalign", "lt_al_pmalign", true },
+	{ "malloc", "lt_al_malloc", true },	{ "calloc", "lt_al_calloc", true },
+	{ "realloc", "lt_al_realloc", true },	{ "aligned_alloc", "lt_al_memalign", true },
+	{ "memalign", "lt_al_memalign", true }, { "posix_memalign", "lt_al_pmalign", true },
 	{ "free", "lt_al_free", false },
 };
 #define AL_NFUNCS (sizeof(al_funcs) / sizeof(al_funcs[0]))
@@ -1085,8 +1096,9 @@ static void alloc_text(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 		snprintf(num, sizeof(num), "%11llu",
 			 (unsigned long long)(leaks ? s[i].live_bytes : s[i].v.bytes));
 		lt_put_s(b, num);
-		snprintf(num, sizeof(num), " %10llu",
-			 (unsigned long long)fp_round(leaks ? s[i].live_count_fp : s[i].v.count_fp));
+		snprintf(
+			num, sizeof(num), " %10llu",
+			(unsigned long long)fp_round(leaks ? s[i].live_count_fp : s[i].v.count_fp));
 		lt_put_s(b, num);
 		snprintf(num, sizeof(num), " %10llu  ",
 			 (unsigned long long)(leaks ? s[i].live_blocks : s[i].v.samples));
@@ -1201,8 +1213,8 @@ int cmd_alloc(int argc, char **argv)
 					"alloc: no malloc symbol in %s (the libraries of process "
 					"%u: a static binary without symbols?)",
 					*path[0] ? path[0] : "any mapped file", o.pid);
-		return lt_error(LT_FAIL, "alloc: cannot read the mappings of process %u: %s",
-				o.pid, strerror(-err));
+		return lt_error(LT_FAIL, "alloc: cannot read the mappings of process %u: %s", o.pid,
+				strerror(-err));
 	}
 	if (o.leaks && !found[AL_NFUNCS - 1])
 		return lt_error(LT_FAIL, "alloc --leaks: no free symbol in %s", path[0]);
@@ -1281,8 +1293,8 @@ int cmd_alloc(int argc, char **argv)
 		if (sites.n)
 			qsort(sites.p, sites.n, sizeof(struct site), site_key_cmp);
 		if (o.leaks)
-			lt_map_each(lt_suite_map_fd(suite, "lt_al_live"), &a, &na, &l,
-				    collect_live, &sites);
+			lt_map_each(lt_suite_map_fd(suite, "lt_al_live"), &a, &na, &l, collect_live,
+				    &sites);
 	}
 	read_counters(suite, &ctr);
 	{

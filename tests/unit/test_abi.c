@@ -11,6 +11,7 @@
 
 #include "lt_abi.h"
 #include "lt_hist.h"
+#include "lt_prof.h"
 #include "tap.h"
 
 struct member {
@@ -70,6 +71,18 @@ static const struct member members[] = {
 	M(lt_bio_key, op),	  M(lt_bio_key, _pad0),
 
 	M(lt_stat, events),	  M(lt_stat, drops),
+
+	M(lt_task, hdr),	  M(lt_task, comm),
+
+	M(lt_prof_key, tgid),	  M(lt_prof_key, kstack),   M(lt_prof_key, ustack),
+	M(lt_prof_key, _pad0),	  M(lt_prof_key, comm),	    M(lt_prof_val, count),
+	M(lt_prof_val, ns),	  M(lt_task_key, tgid),	    M(lt_task_key, comm),
+
+	M(lt_al_key, tgid),	  M(lt_al_key, ustack),	    M(lt_al_key, caller),
+	M(lt_al_val, bytes),	  M(lt_al_val, count_fp),   M(lt_al_val, samples),
+	M(lt_al_live, size),	  M(lt_al_live, weight),    M(lt_al_live, site),
+	M(lt_al_pend, size),	  M(lt_al_pend, weight),    M(lt_al_pend, memptr),
+	M(lt_al_pend, site),
 };
 
 static const struct {
@@ -90,6 +103,14 @@ static const struct {
 	{ "lt_sys_key", sizeof(struct lt_sys_key) },
 	{ "lt_bio_key", sizeof(struct lt_bio_key) },
 	{ "lt_stat", sizeof(struct lt_stat) },
+	{ "lt_task", sizeof(struct lt_task) },
+	{ "lt_prof_key", sizeof(struct lt_prof_key) },
+	{ "lt_prof_val", sizeof(struct lt_prof_val) },
+	{ "lt_task_key", sizeof(struct lt_task_key) },
+	{ "lt_al_key", sizeof(struct lt_al_key) },
+	{ "lt_al_val", sizeof(struct lt_al_val) },
+	{ "lt_al_live", sizeof(struct lt_al_live) },
+	{ "lt_al_pend", sizeof(struct lt_al_pend) },
 };
 
 int main(int argc, char **argv)
