@@ -856,7 +856,12 @@ static const char *hook_name(const struct bpf_link_info *li)
 
 int lt_read_status(struct lt_status *st)
 {
-	struct lowtrace__rodata cfg;
+	static union {
+		struct lowtrace__rodata r;
+		char bytes[64 * 1024];
+	} rodata_buf;
+	char *rodata = rodata_buf.bytes;
+	const struct lowtrace__rodata *cfg = &rodata_buf.r;
 	struct bpf_map_info mi = {};
 	struct lt_stats_reader sr = {};
 	struct lt_handles h;
@@ -871,9 +876,14 @@ int lt_read_status(struct lt_status *st)
 	if (bpf_obj_get_info_by_fd(h.ring_fd, &mi, &len) == 0)
 		st->ringbuf_size = mi.max_entries;
 	fd = bpf_obj_get(LT_PIN_DIR "/maps/rodata");
-	if (fd >= 0 && bpf_map_lookup_elem(fd, &key, &cfg) == 0) {
-		st->filter_pid = cfg.lt_cfg_tgid;
-		st->filter_cgroup_id = cfg.lt_cfg_cgroup_id;
+	len = sizeof(mi);
+	/* the section also holds static constants the skeleton's struct does not
+	 * name: read the whole value, then the struct's fields at their offsets */
+	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &mi, &len) == 0 &&
+	    mi.value_size <= sizeof(rodata) && mi.value_size >= sizeof(*cfg) &&
+	    bpf_map_lookup_elem(fd, &key, rodata) == 0) {
+		st->filter_pid = cfg->lt_cfg_tgid;
+		st->filter_cgroup_id = cfg->lt_cfg_cgroup_id;
 	}
 	if (fd >= 0)
 		close(fd);

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Symbolizer for profile and alloc: kernel addresses from /proc/kallsyms, user addresses through
+ * snapshots of /proc/PID/maps and the symbol tables of the mapped ELF files (libelf). Pure layer:
+ * no libbpf.
+ */
+#ifndef LT_SYM_H
+#define LT_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* all caches: kallsyms, per-process map snapshots, ELF files by build-id */
+struct lt_syms;
+
+struct lt_syms *lt_syms_new(void);
+void lt_syms_free(struct lt_syms *s);
+
+/*
+ * Snapshot /proc/TGID/maps now: the file-backed executable mappings (and [vdso]), with the
+ * dev/inode, path and build-id of each file. Files are opened through /proc/TGID/map_files/ (else
+ * /proc/TGID/root/PATH) and kept open until their symbols are read, so a process that exits or a
+ * file that is deleted can still be symbolized. Kept per (tgid, comm): a process that exec'd keeps
+ * the pre-exec snapshot under its old comm. 0 or -errno (-ESRCH: process gone); a no-op after the
+ * first success for the same (tgid, comm).
+ */
+int lt_syms_snapshot(struct lt_syms *s, uint32_t tgid, const char *comm);
+
+/* Strings point into the cache of the lt_syms and stay valid until lt_syms_free. */
+struct lt_frame {
+	const char *func; /* symbol name, NULL when unknown */
+	uint64_t func_off; /* address - symbol start */
+	/* full path of the file, "[kernel]", "[vdso]" or a kernel module like "[ext4]";
+	 * NULL when the address is in no known mapping */
+	const char *module;
+	/* user: file offset of the address in module (address - map start + map pgoff);
+	 * kernel: address - _text (modules: address - the module's first symbol) */
+	uint64_t mod_off;
+	const char *build_id; /* lowercase hex, NULL when the file has none */
+	uint64_t map_start, map_limit, map_pgoff; /* the mapping (user), for pprof */
+	uint64_t addr; /* the address asked for */
+	bool off_unknown; /* mod_off means nothing: kallsyms addresses are hidden */
+};
+
+/*
+ * Kernel address -> frame; /proc/kallsyms is read once, on first use. Addresses all zero
+ * (kptr_restrict): every kernel frame is unknown, module "[kernel]" with off_unknown set.
+ */
+void lt_syms_kernel(struct lt_syms *s, uint64_t addr, struct lt_frame *f);
+/* (Re)load the kernel symbols now from a file in kallsyms format (NULL: /proc/kallsyms), for
+ * tests or a saved copy. 0 or -errno (then kernel frames are unknown). */
+int lt_syms_load_kallsyms(struct lt_syms *s, const char *path);
+
+/*
+ * User address of process (tgid, comm) -> frame: the snapshot of (tgid, comm), else the newest
+ * snapshot of tgid, else one taken now if the process is alive. An address in no mapping of a
+ * snapshot re-reads the maps of a live process at most once a second and adds the new mappings
+ * (dlopen after the snapshot), unless the process exec'd or its pid was reused. comm may be NULL
+ * (any snapshot of tgid). Mappings of files the loader cannot open give module and offset only.
+ */
+void lt_syms_user(struct lt_syms *s, uint32_t tgid, const char *comm, uint64_t addr,
+		  struct lt_frame *f);
+
+/*
+ * "func" when known (no +off), else "basename(module)+0xOFF", else "[unknown]". Returns the length
+ * written; always NUL-terminated when len > 0, truncated to fit.
+ */
+size_t lt_frame_name(const struct lt_frame *f, char *buf, size_t len);
+
+/* Counters for tests: ELF symbol tables parsed, /proc/PID/maps reads, kallsyms reads. */
+struct lt_syms_stats {
+	uint64_t elf_parsed, snapshots, kallsyms_loads;
+};
+void lt_syms_get_stats(const struct lt_syms *s, struct lt_syms_stats *st);
+
+/*
+ * For alloc: the file mapped by process pid that defines (exported in .dynsym, else .symtab;
+ * STT_FUNC or STT_GNU_IFUNC) the function name, and the file offset of that function for a uprobe.
+ * Search order as the dynamic linker binds: the main executable, the other libraries in
+ * /proc/PID/maps order, then libc, then the dynamic linker, so an LD_PRELOADed allocator wins.
+ * 0 and path (the plain path when it is the same file as seen by the process, else
+ * /proc/PID/root/PATH, else /proc/PID/map_files/RANGE) and *off; -ESRCH: no such process; -ENOENT:
+ * not found, path holds the libc (else the executable) path that was searched; -ENAMETOOLONG.
+ */
+int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_len, uint64_t *off);
+
+/* Same for one file: 0 and *off, -ENOENT (no such function or file), -ENOEXEC (not ELF), -errno. */
+int lt_elf_find_func(const char *path, const char *name, uint64_t *off);
+
+#endif
