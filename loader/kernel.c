@@ -880,7 +880,7 @@ int lt_read_status(struct lt_status *st)
 	/* the section also holds static constants the skeleton's struct does not
 	 * name: read the whole value, then the struct's fields at their offsets */
 	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &mi, &len) == 0 &&
-	    mi.value_size <= sizeof(rodata) && mi.value_size >= sizeof(*cfg) &&
+	    mi.value_size <= sizeof(rodata_buf) && mi.value_size >= sizeof(*cfg) &&
 	    bpf_map_lookup_elem(fd, &key, rodata) == 0) {
 		st->filter_pid = cfg->lt_cfg_tgid;
 		st->filter_cgroup_id = cfg->lt_cfg_cgroup_id;
