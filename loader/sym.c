@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,18 +259,28 @@ static void symtab_finish(struct symtab *t)
 	}
 }
 
-static const struct sym *sym_find(const struct symtab *t, uint64_t a)
+/* How many elements of a sorted array have their u64 at byte `off` <= key. */
+static size_t upper_bound(const void *base, size_t n, size_t stride, size_t off, uint64_t key)
 {
-	size_t lo = 0, hi = t->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t v;
 
-		if (t->v[mid].addr <= a)
+		memcpy(&v, (const char *)base + mid * stride + off, sizeof(v));
+		if (v <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static const struct sym *sym_find(const struct symtab *t, uint64_t a)
+{
+	size_t lo = upper_bound(t->v, t->n, sizeof(t->v[0]), offsetof(struct sym, addr), a);
+
 	for (size_t k = 0; k < NESTED_LOOKBACK && k < lo; k++) {
 		const struct sym *y = &t->v[lo - 1 - k];
 
@@ -1084,16 +1095,9 @@ static struct lt_snap *snap_find(const struct lt_syms *s, uint32_t tgid, const c
 
 static const struct lt_map *map_find(const struct lt_snap *sn, uint64_t addr)
 {
-	size_t lo = 0, hi = sn->nmaps;
+	size_t lo = upper_bound(sn->maps, sn->nmaps, sizeof(sn->maps[0]),
+				offsetof(struct lt_map, start), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sn->maps[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo && addr < sn->maps[lo - 1].end)
 		return &sn->maps[lo - 1];
 	return NULL;

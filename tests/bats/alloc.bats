@@ -20,7 +20,7 @@ setup() {
 # alloc attaches to it; once attached the workload runs and exits, which ends
 # lowtrace alloc. Sets RC (lowtrace's exit status); stderr in OUT.err.
 alloc_run() {
-	local out=$1 a=$2 b=$3 k=$4 i
+	local out=$1 a=$2 b=$3 k=$4
 	shift 4
 	local fifo=$BATS_TEST_TMPDIR/go
 	rm -f "$fifo"
@@ -32,19 +32,11 @@ alloc_run() {
 	"$LT" alloc -p "$wl" "$@" >"$out" 2>"$out.err" 3>&- 4>&- &
 	local al=$!
 	bg_track "$al"
-	for ((i = 0; i < 300; i++)); do
-		grep -q 'attached' "$out.err" && break
-		proc_gone "$al" && break
-		sleep 0.1
-	done
+	wait_line "$out.err" 'attached' "$al" || true
 	echo go >&4
 	exec 4>&-
 	wait_rc "$al" 120
 	cat "$out.err" >&3
-}
-
-folded_sum() {
-	grep -E "$1" "$2" | awk '{ s += $NF } END { print s + 0 }'
 }
 
 @test "alloc --sample-bytes 1: exact bytes and counts per function; the exit is noted" {

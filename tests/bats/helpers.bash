@@ -136,6 +136,24 @@ wait_rc() {
 	bg_forget "$1"
 }
 
+# wait_line FILE ERE PID: poll until FILE has a line matching ERE (10 s);
+# 1 when PID exits first or on timeout
+wait_line() {
+	local i
+	for ((i = 0; i < 200; i++)); do
+		grep -Eq "$2" "$1" 2>/dev/null && return 0
+		proc_gone "$3" && break
+		sleep 0.05
+	done
+	echo "no line /$2/ in $1" >&2
+	return 1
+}
+
+# folded_sum ERE FILE: the sum of the values of the folded-stack lines matching
+folded_sum() {
+	grep -E "$1" "$2" | awk '{ s += $NF } END { print s + 0 }'
+}
+
 # bg_track PID / bg_forget PID: background children teardown must stop
 bg_track() { LT_BG+=("$1"); }
 bg_forget() {

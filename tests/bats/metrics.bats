@@ -132,11 +132,7 @@ print(len(b))' "$body"
 	"$LT" metrics >"$BATS_TEST_TMPDIR/default.out" 2>&1 3>&- &
 	local dflt=$!
 	bg_track "$dflt"
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^serving ' "$BATS_TEST_TMPDIR/default.out" && break
-		sleep 0.05
-	done
+	wait_line "$BATS_TEST_TMPDIR/default.out" '^serving ' "$dflt"
 	run -0 cat "$BATS_TEST_TMPDIR/default.out"
 	assert_output "serving http://127.0.0.1:9464/metrics"
 	run -0 ss -Hltnp "sport = :9464"

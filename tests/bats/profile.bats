@@ -14,11 +14,6 @@ setup() {
 	}
 }
 
-# sum of the folded values of lines matching an ERE
-folded_sum() {
-	grep -E "$1" "$2" | awk '{ s += $NF } END { print s + 0 }'
-}
-
 # start_spin MODE SECS: the workload in the background; sets WL
 start_spin() {
 	"$SPIN" "$1" "$2" 3>&- &
@@ -90,11 +85,7 @@ start_spin() {
 	"$LT" profile -F 99 --duration 4 >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" 3>&- &
 	local pr=$!
 	bg_track "$pr"
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -q 'on-CPU' "$BATS_TEST_TMPDIR/err" && break
-		sleep 0.1
-	done
+	wait_line "$BATS_TEST_TMPDIR/err" 'on-CPU' "$pr"
 	"$SPIN" spin 1
 	wait_rc "$pr" 30
 	[ "$RC" = 0 ]
