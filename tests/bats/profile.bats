@@ -122,3 +122,21 @@ start_spin() {
 	# nothing of ours stays in the kernel
 	run -1 bash -c "bpftool prog list | grep -E 'lt_prof_(cpu|off)'"
 }
+
+@test "profile -c CGROUP: only tasks inside; one kernel BTF open per run" {
+	[ -n "$CG2_ROOT" ] || skip "no cgroup v2 mount: findmnt -t cgroup2 finds nothing"
+	new_cgroup
+	local cg=$NEW_CG
+	# the same workload inside (spin) and outside (a copy named spin2)
+	cp "$SPIN" "$BATS_TEST_TMPDIR/spin2"
+	"$BATS_TEST_TMPDIR/spin2" spin 6 3>&- &
+	bg_track $!
+	bash -c "echo \$\$ >'$cg/cgroup.procs'; exec '$SPIN' spin 6" 3>&- &
+	bg_track $!
+	run --separate-stderr -0 strace -f -qq -e trace=openat -o "$BATS_TEST_TMPDIR/strace" \
+		"$LT" profile -F 99 -c "$cg" --duration 2
+	[[ "$output" == *"spin;"*"lt_spin_work"* ]]
+	[[ "$output" != *"spin2;"* ]]
+	run -0 grep -c '/sys/kernel/btf/vmlinux' "$BATS_TEST_TMPDIR/strace"
+	assert_output 1
+}
