@@ -299,16 +299,25 @@ static int on_task(void *ctx, void *data, size_t size)
 
 /* ---- the run loop shared by profile and alloc ---- */
 
+/* A pidfd of the process, -1 without --pid; -2 when it is already gone. */
 static int pidfd_of(uint32_t pid)
 {
-	return pid ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+	int fd;
+
+	if (!pid)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 && errno == ESRCH)
+		return -2;
+	return fd;
 }
 
+/* readable once the process has exited (zombie or reaped) */
 static bool pid_exited(int pidfd)
 {
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
-	return pidfd >= 0 && poll(&p, 1, 0) == 1;
+	return pidfd == -2 || (pidfd >= 0 && poll(&p, 1, 0) == 1);
 }
 
 /* Runs until --duration, a signal or the end of process --pid. *exited: the latter. */

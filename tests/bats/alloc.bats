@@ -105,7 +105,9 @@ alloc_run() {
 	run --separate-stderr -2 "$LT" alloc -p $$ -o /nonexistent/dir/out
 	assert_equal "$stderr" "lowtrace: -o /nonexistent/dir/out: cannot write there: No such file or directory"
 	# a static, stripped program: no malloc symbol anywhere
-	sleep 30 | "$WLDIR/allocs-static" 1 1 1 3>&- &
+	# stdin: a fifo opened read-write, never written: it waits there
+	mkfifo "$BATS_TEST_TMPDIR/hold"
+	"$WLDIR/allocs-static" 1 1 1 <>"$BATS_TEST_TMPDIR/hold" 3>&- &
 	local st=$!
 	bg_track "$st"
 	run --separate-stderr -1 "$LT" alloc -p "$st" --duration 1

@@ -151,7 +151,7 @@ wait_line() {
 
 # folded_sum ERE FILE: the sum of the values of the folded-stack lines matching
 folded_sum() {
-	grep -E "$1" "$2" | awk '{ s += $NF } END { print s + 0 }'
+	grep -E "$1" "$2" | awk '{ s += $NF } END { printf "%.0f\n", s }'
 }
 
 # bg_track PID / bg_forget PID: background children teardown must stop

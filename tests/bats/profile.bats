@@ -22,7 +22,7 @@ start_spin() {
 }
 
 @test "profile: on-CPU folded stacks name the workload's functions, about 2:1" {
-	start_spin spin 6
+	start_spin spin 30
 	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 3
 	local out=$BATS_TEST_TMPDIR/folded
 	printf '%s\n' "$output" >"$out"
@@ -46,7 +46,7 @@ start_spin() {
 }
 
 @test "profile --off-cpu: blocked nanoseconds under lt_block_sleep, through the kernel's sleep" {
-	start_spin sleep 6
+	start_spin sleep 30
 	run --separate-stderr -0 "$LT" profile --off-cpu -p "$WL" --duration 2
 	local out=$BATS_TEST_TMPDIR/folded
 	printf '%s\n' "$output" >"$out"
@@ -62,7 +62,7 @@ start_spin() {
 }
 
 @test "profile: JSON and pprof outputs; protoc reads the pprof back" {
-	start_spin spin 8
+	start_spin spin 30
 	run --separate-stderr -0 "$LT" profile -F 99 -p "$WL" --duration 2 --format json
 	local j=$output
 	run -0 jq -e '.mode == "cpu" and .frequency_hz == 99 and .samples > 0 and
@@ -93,10 +93,18 @@ start_spin() {
 }
 
 @test "profile -p: the process exits mid-run: exit 0, a note, what was collected" {
-	start_spin spin 1
-	run --separate-stderr -0 "$LT" profile -F 99 -p "$WL" --duration 30
-	[[ "$stderr" == *"process $WL exited after"* ]]
-	[[ "$output" == *"lt_spin_work"* ]]
+	start_spin spin 60
+	local out=$BATS_TEST_TMPDIR/out
+	"$LT" profile -F 99 -p "$WL" --duration 60 >"$out" 2>"$out.err" 3>&- &
+	local pr=$!
+	bg_track "$pr"
+	wait_line "$out.err" 'on-CPU' "$pr"
+	sleep 1
+	kill -TERM "$WL"
+	wait_rc "$pr" 30
+	[ "$RC" = 0 ]
+	run -0 grep -F "process $WL exited after" "$out.err"
+	run -0 grep -F "lt_spin_work" "$out"
 }
 
 @test "profile: bad input is one line and exit 2, before anything is loaded" {
@@ -129,9 +137,9 @@ start_spin() {
 	local cg=$NEW_CG
 	# the same workload inside (spin) and outside (a copy named spin2)
 	cp "$SPIN" "$BATS_TEST_TMPDIR/spin2"
-	"$BATS_TEST_TMPDIR/spin2" spin 6 3>&- &
+	"$BATS_TEST_TMPDIR/spin2" spin 30 3>&- &
 	bg_track $!
-	bash -c "echo \$\$ >'$cg/cgroup.procs'; exec '$SPIN' spin 6" 3>&- &
+	bash -c "echo \$\$ >'$cg/cgroup.procs'; exec '$SPIN' spin 30" 3>&- &
 	bg_track $!
 	run --separate-stderr -0 strace -f -qq -e trace=openat -o "$BATS_TEST_TMPDIR/strace" \
 		"$LT" profile -F 99 -c "$cg" --duration 2

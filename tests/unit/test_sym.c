@@ -498,6 +498,9 @@ static void test_preload(void)
 		execle("/bin/sleep", "sleep", "30", (char *)NULL, env);
 		_exit(127);
 	}
+	/* the comm changes at exec, before the dynamic linker maps the preload */
+	for (int i = 0; pid > 0 && i < 500 && !maps_contain(pid, "libmemusage"); i++)
+		usleep(10000);
 	if (pid < 0 || !wait_comm(pid, "sleep") || !maps_contain(pid, "libmemusage")) {
 		ok(0, "child with LD_PRELOAD did not start");
 		if (pid > 0)
