@@ -67,9 +67,10 @@ static uint64_t now_ns(clockid_t c)
 /* ---- output: written to FILE.tmp-PID, renamed into place only when complete ---- */
 
 struct out {
-	const char *path;
+	const char *path; /* NULL: no file to rename into place */
 	char tmp[PATH_MAX];
 	int fd;
+	bool own_fd; /* a device or fifo opened in place */
 	struct lt_buf b;
 	int err;
 };
@@ -91,8 +92,18 @@ static int out_open(struct out *o, const char *path, bool binary)
 					"--format pprof is binary: write it with -o FILE");
 		return LT_OK;
 	}
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-		return lt_error(LT_USAGE, "-o %s: not a regular file", path);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return lt_error(LT_USAGE, "-o %s: is a directory", path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a fifo (/dev/null, a pipe): written in place */
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0)
+			return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path,
+					strerror(errno));
+		o->path = NULL;
+		o->own_fd = true;
+		return LT_OK;
+	}
 	if (snprintf(o->tmp, sizeof(o->tmp), "%s.tmp-%d", path, (int)getpid()) >=
 	    (int)sizeof(o->tmp))
 		return lt_error(LT_USAGE, "-o %s: path too long", path);
@@ -134,8 +145,11 @@ static int out_close(struct out *o, bool ok)
 	out_flush(o);
 	free(o->b.p);
 	o->b.p = NULL;
-	if (!o->path)
+	if (!o->path) {
+		if (o->own_fd)
+			close(o->fd);
 		return o->err ? lt_error(LT_FAIL, "write: %s", strerror(o->err)) : LT_OK;
+	}
 	if (o->err)
 		ret = lt_error(LT_FAIL, "%s: %s", o->path, strerror(o->err));
 	else if (close(o->fd))
