@@ -130,7 +130,9 @@ start_spin() {
 	assert_equal "$stderr" "lowtrace: probe 'profile' is loaded by 'lowtrace profile', not here"
 	[ ! -e "$PIN" ]
 	# nothing of ours stays in the kernel
-	run -1 bash -c "bpftool prog list | grep -E 'lt_prof_(cpu|off)'"
+	# the checks come before anything is loaded: no bpf(BPF_PROG_LOAD) at all
+	run -2 strace -f -qq -e trace=bpf "$LT" profile -F 0 --duration 1
+	[[ "$output" != *BPF_PROG_LOAD* ]]
 }
 
 @test "profile -c CGROUP: only tasks inside; one kernel BTF open per run" {
