@@ -401,8 +401,8 @@ int lt_attach_perf(struct lt_suite *s, const char *prog, unsigned int freq, cons
 	return LT_OK;
 }
 
-int lt_attach_uprobe(struct lt_suite *s, const char *prog, int pid, const char *path,
-		     uint64_t off, bool ret)
+int lt_attach_uprobe(struct lt_suite *s, const char *prog, int pid, const char *path, uint64_t off,
+		     bool ret)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, prog);
 	struct bpf_link *l;

@@ -412,7 +412,8 @@ static int parse_opts(int argc, char **argv, const int *allowed, void (*help)(vo
 			err = 0;
 			break;
 		case OPT_DURATION:
-			err = lt_parse_u64("--duration", optarg, false, 86400 * 365, &c->duration_s);
+			err = lt_parse_u64("--duration", optarg, false, 86400 * 365,
+					   &c->duration_s);
 			if (!err && !c->duration_s)
 				err = lt_error(LT_USAGE, "--duration: must be at least 1");
 			break;
