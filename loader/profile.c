@@ -1052,24 +1052,6 @@ static int collect_live(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
-static int site_cmp(const void *a, const void *b, bool leaks)
-{
-	const struct site *x = a, *y = b;
-	uint64_t vx = leaks ? x->live_bytes : x->v.bytes, vy = leaks ? y->live_bytes : y->v.bytes;
-
-	return vx < vy ? 1 : vx > vy ? -1 : 0;
-}
-
-static int site_cmp_alloc(const void *a, const void *b)
-{
-	return site_cmp(a, b, false);
-}
-
-static int site_cmp_leak(const void *a, const void *b)
-{
-	return site_cmp(a, b, true);
-}
-
 static uint64_t fp_round(uint64_t fp)
 {
 	return (fp + (1ull << (LT_AL_FP_SHIFT - 1))) >> LT_AL_FP_SHIFT;
@@ -1095,40 +1077,94 @@ static void put_site_frames(struct lt_buf *b, const struct sstack *ss)
 	}
 }
 
+/* a text row: sites whose stacks print the same are one row */
+struct trow {
+	char *s;
+	uint64_t bytes, count_fp, samples;
+};
+
+static int trow_str_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct trow *)a)->s, ((const struct trow *)b)->s);
+}
+
+static int trow_bytes_cmp(const void *a, const void *b)
+{
+	const struct trow *x = a, *y = b;
+
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->s, y->s);
+}
+
 static void alloc_text(struct out *o, struct lt_syms *sy, int stacks_fd, const char *comm,
-		       struct site *s, size_t n, bool leaks)
+		       const struct site *s, size_t n, bool leaks)
 {
 	static struct sstack ss;
+	struct vec rows = { .elem = sizeof(struct trow) };
 	struct lt_buf *b = &o->b;
+	struct trow *r;
+	size_t nr = 0;
 
-	qsort(s, n, sizeof(*s), leaks ? site_cmp_leak : site_cmp_alloc);
-	out_room(o, 256);
-	lt_put_s(b, leaks ? "LEAKS: sampled blocks not freed, by stack (top "
-			  : "ALLOCATIONS by stack, estimated (top ");
-	lt_put_u64(b, TEXT_ROWS);
-	lt_put_s(b, leaks ? ")\n      BYTES     BLOCKS    SAMPLED  STACK (caller first)\n"
-			  : ")\n      BYTES     ALLOCS    SAMPLED  STACK (caller first)\n");
-	for (size_t i = 0, rows = 0; i < n && rows < TEXT_ROWS; i++) {
-		char num[32];
+	for (size_t i = 0; i < n; i++) {
+		size_t start;
 
 		if (leaks ? !s[i].live_blocks : !s[i].v.samples)
 			continue;
-		rows++;
 		symbolize(sy, stacks_fd, s[i].k.tgid, comm, -1, s[i].k.ustack, s[i].k.caller, &ss);
-		out_room(o, (size_t)(ss.nu + 1) * (NAME_MAX_OUT * 4 + 8) + 100);
-		snprintf(num, sizeof(num), "%11llu",
-			 (unsigned long long)(leaks ? s[i].live_bytes : s[i].v.bytes));
-		lt_put_s(b, num);
-		snprintf(
-			num, sizeof(num), " %10llu",
-			(unsigned long long)fp_round(leaks ? s[i].live_count_fp : s[i].v.count_fp));
-		lt_put_s(b, num);
-		snprintf(num, sizeof(num), " %10llu  ",
-			 (unsigned long long)(leaks ? s[i].live_blocks : s[i].v.samples));
-		lt_put_s(b, num);
+		r = vec_push(&rows);
+		if (!r)
+			break;
+		/* the frames are encoded at the end of the output buffer, then copied */
+		out_room(o, (size_t)(ss.nu + 1) * (NAME_MAX_OUT * 4 + 8));
+		start = b->len;
 		put_site_frames(b, &ss);
-		lt_put_c(b, '\n');
+		r->s = strndup(b->p + start, b->len - start);
+		b->len = start;
+		r->bytes = leaks ? s[i].live_bytes : s[i].v.bytes;
+		r->count_fp = leaks ? s[i].live_count_fp : s[i].v.count_fp;
+		r->samples = leaks ? s[i].live_blocks : s[i].v.samples;
+		if (!r->s)
+			rows.n--;
 	}
+	r = rows.p;
+	if (rows.n)
+		qsort(r, rows.n, sizeof(*r), trow_str_cmp);
+	for (size_t i = 0; i < rows.n; i++) {
+		if (nr && !strcmp(r[nr - 1].s, r[i].s)) {
+			r[nr - 1].bytes += r[i].bytes;
+			r[nr - 1].count_fp += r[i].count_fp;
+			r[nr - 1].samples += r[i].samples;
+			free(r[i].s);
+			continue;
+		}
+		r[nr++] = r[i];
+	}
+	if (nr)
+		qsort(r, nr, sizeof(*r), trow_bytes_cmp);
+	out_room(o, 256);
+	lt_put_s(b,
+		 leaks ? "LEAKS: blocks not freed at the end, estimated from the sampled ones (top "
+		       : "ALLOCATIONS by stack, estimated (top ");
+	lt_put_u64(b, TEXT_ROWS);
+	lt_put_s(b, " of ");
+	lt_put_u64(b, nr);
+	lt_put_s(b, leaks ? ")\n      BYTES     BLOCKS    SAMPLED  STACK (caller first)\n"
+			  : ")\n      BYTES     ALLOCS    SAMPLED  STACK (caller first)\n");
+	for (size_t i = 0; i < nr; i++) {
+		char num[64];
+
+		if (i < TEXT_ROWS) {
+			out_room(o, strlen(r[i].s) + 100);
+			snprintf(num, sizeof(num), "%11llu %10llu %10llu  ",
+				 (unsigned long long)r[i].bytes,
+				 (unsigned long long)fp_round(r[i].count_fp),
+				 (unsigned long long)r[i].samples);
+			lt_put_s(b, num);
+			lt_put_s(b, r[i].s);
+			lt_put_c(b, '\n');
+		}
+		free(r[i].s);
+	}
+	free(rows.p);
 }
 
 static void alloc_folded(struct out *o, struct lt_syms *sy, int stacks_fd, const char *comm,

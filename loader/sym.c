@@ -510,7 +510,8 @@ static int symtab_read(struct symtab *t, Elf *elf, Elf64_Word type)
 	nsym = d->d_size / gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
 	for (size_t i = 0; i < nsym; i++) {
 		GElf_Sym y;
-		const char *name;
+		const char *name, *ver;
+		char plain[256];
 		int st = 0;
 
 		if (!gelf_getsym(d, (int)i, &y))
@@ -523,6 +524,14 @@ static int symtab_read(struct symtab *t, Elf *elf, Elf64_Word type)
 		name = elf_strptr(elf, sh.sh_link, y.st_name);
 		if (!name || !*name)
 			continue;
+		/* "clock_gettime@@GLIBC_2.17" in a .symtab: one name per function, as
+		 * .dynsym has it, or flame graphs split it */
+		ver = strchr(name, '@');
+		if (ver && ver > name && (size_t)(ver - name) < sizeof(plain)) {
+			memcpy(plain, name, ver - name);
+			plain[ver - name] = 0;
+			name = plain;
+		}
 		if (GELF_ST_BIND(y.st_info) == STB_GLOBAL)
 			st = 2;
 		else if (GELF_ST_BIND(y.st_info) == STB_WEAK)
