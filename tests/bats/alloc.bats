@@ -9,11 +9,7 @@ load helpers
 
 setup() {
 	lt_setup
-	WLDIR="$(dirname "$LT")/tests/workloads"
-	[ -x "$WLDIR/allocs" ] || {
-		echo "missing $WLDIR/allocs: run make test" >&2
-		return 1
-	}
+	need_workloads allocs allocs-static
 }
 
 # alloc_run OUT A B K [alloc options]: the workload waits on a fifo; lowtrace

@@ -136,6 +136,18 @@ wait_rc() {
 	bg_forget "$1"
 }
 
+# Programs the profile and alloc tests observe (make test builds them).
+WLDIR="$(dirname "$LT")/tests/workloads"
+need_workloads() {
+	local w
+	for w in "$@"; do
+		[ -x "$WLDIR/$w" ] || {
+			echo "missing $WLDIR/$w: run make test" >&2
+			return 1
+		}
+	done
+}
+
 # wait_line FILE ERE PID: poll until FILE has a line matching ERE (10 s);
 # 1 when PID exits first or on timeout
 wait_line() {

@@ -7,11 +7,8 @@ load helpers
 
 setup() {
 	lt_setup
-	SPIN="$(dirname "$LT")/tests/workloads/spin"
-	[ -x "$SPIN" ] || {
-		echo "missing $SPIN: run make test" >&2
-		return 1
-	}
+	need_workloads spin
+	SPIN=$WLDIR/spin
 }
 
 # start_spin MODE SECS: the workload in the background; sets WL
