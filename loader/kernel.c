@@ -239,6 +239,11 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	if (o->stack_entries)
 		bpf_map__set_max_entries(s->skel->maps.lt_stacks, o->stack_entries);
+	if (!o->al_leaks) {
+		/* preallocated, and unused without --leaks */
+		bpf_map__set_max_entries(s->skel->maps.lt_al_live, 1);
+		bpf_map__set_max_entries(s->skel->maps.lt_al_pend, 1);
+	}
 	s->skel->rodata->lt_cfg_al_mean = o->al_mean;
 	s->skel->rodata->lt_cfg_al_leaks = o->al_leaks;
 	if (o->al_ival)

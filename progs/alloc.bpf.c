@@ -10,7 +10,9 @@
  * bytes past the point: the expected bytes it stands for, so sums of weights
  * are unbiased estimates. Unsampled calls touch only the countdown.
  * With --leaks the sampled blocks are kept in lt_al_live until freed
- * (uretprobes for the address, an uprobe on free).
+ * (uretprobes for the address, an uprobe on free). Its maps are
+ * preallocated (5.10 warns about run-time allocation in tracing programs)
+ * and shrunk to one entry by the loader without --leaks.
  */
 #include "lt_prof.bpf.h"
 
@@ -36,15 +38,13 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__uint(map_flags, BPF_F_NO_PREALLOC); /* grows with use: only --leaks fills it */
 	__type(key, __u32); /* tid */
 	__type(value, struct lt_al_pend);
 } lt_al_pend SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 262144);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 131072);
 	__type(key, __u64); /* address */
 	__type(value, struct lt_al_live);
 } lt_al_live SEC(".maps");
