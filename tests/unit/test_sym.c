@@ -139,6 +139,23 @@ static bool wait_comm(pid_t pid, const char *comm)
 	return false;
 }
 
+/*
+ * The comm changes early in exec, before the new program's segments (and its
+ * libraries) are mapped: wait for the executable mapping of `tail` too.
+ */
+static bool wait_exec(pid_t pid, const char *comm, const char *tail, uint64_t *start,
+		      uint64_t *pgoff)
+{
+	if (!wait_comm(pid, comm))
+		return false;
+	for (int i = 0; i < 500; i++) {
+		if (exec_map(pid, tail, start, pgoff))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static void reap(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -376,7 +393,8 @@ static void test_child(struct lt_syms *s, const char *comm)
 	}
 	ok(pid > 0 && read(ready[0], &c, 1) == 1, "child %d started", pid);
 	ok(lt_syms_snapshot(s, pid, comm) == 0, "snapshot of the child before exec (%s)", comm);
-	ok(write(go[1], &c, 1) == 1 && wait_comm(pid, "sleep"), "the child exec'd /bin/sleep");
+	ok(write(go[1], &c, 1) == 1 && wait_exec(pid, "sleep", "/sleep", &start, &pgoff),
+	   "the child exec'd /bin/sleep");
 	ok(lt_syms_snapshot(s, pid, "sleep") == 0 && exec_map(pid, "/sleep", &start, &pgoff),
 	   "snapshot after exec: sleep's code at 0x%" PRIx64, start);
 	reap(pid);
@@ -421,8 +439,8 @@ static void test_child(struct lt_syms *s, const char *comm)
 	}
 	snprintf(tmp_comm, sizeof(tmp_comm), "%.15s", base_name(tmp));
 	start = 0;
-	if (write(go[1], &c, 1) == 1 && wait_comm(pid, tmp_comm) && !unlink(tmp) &&
-	    exec_map(pid, tmp, &start, &pgoff) && maps_contain(pid, "(deleted)")) {
+	if (write(go[1], &c, 1) == 1 && wait_exec(pid, tmp_comm, tmp, &start, &pgoff) &&
+	    !unlink(tmp) && exec_map(pid, tmp, &start, &pgoff) && maps_contain(pid, "(deleted)")) {
 		ok(lt_syms_snapshot(s, pid, tmp_comm) == 0, "snapshot with a deleted executable");
 		reap(pid);
 		lt_syms_user(s, pid, tmp_comm, start, &f);
