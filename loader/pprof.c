@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "grow.h"
 #include "pprof.h"
 
 /* field numbers of perftools.profiles */
@@ -112,27 +113,6 @@ static uint64_t nomem(struct lt_pprof *p)
 	return 0;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t size)
-{
-	size_t n = *cap ? *cap : 16;
-	void *q;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		n *= 2;
-	}
-	q = realloc(*arr, n * size);
-	if (!q)
-		return -ENOMEM;
-	*arr = q;
-	*cap = n;
-	return 0;
-}
-
-#define GROW(arr, cap, need) grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
 /* ---- protobuf encoding: callers reserve room first, the writers below do not check ---- */
 
@@ -376,7 +356,7 @@ static int intern(struct lt_pprof *p, const char *s, uint64_t *idx)
 	size_t n = strlen((const char *)in), len = 0, id;
 	uint8_t *out;
 
-	if (GROW(p->strs, p->str_cap, p->nstr + 1))
+	if (LT_GROW(p->strs, p->str_cap, p->nstr + 1))
 		return -ENOMEM;
 	/* a copy at the end of the arena, kept only if new; U+FFFD takes 3 bytes for 1 (and
 	 * the + 1 keeps the arena allocated for "") */
@@ -410,7 +390,7 @@ static uint64_t function_id(struct lt_pprof *p, const char *name)
 	uint64_t s;
 	size_t id;
 
-	if (intern(p, name, &s) || GROW(p->funcs, p->func_cap, p->nfunc + 1))
+	if (intern(p, name, &s) || LT_GROW(p->funcs, p->func_cap, p->nfunc + 1))
 		return 0;
 	p->funcs[p->nfunc].name = s;
 	id = tab_intern(p, T_FUNC, p->nfunc);
@@ -492,7 +472,7 @@ void lt_pprof_comment(struct lt_pprof *p, const char *text)
 {
 	uint64_t s;
 
-	if (intern(p, text, &s) || GROW(p->comments, p->comment_cap, p->ncomment + 1)) {
+	if (intern(p, text, &s) || LT_GROW(p->comments, p->comment_cap, p->ncomment + 1)) {
 		fail(p, -ENOMEM);
 		return;
 	}
@@ -507,7 +487,7 @@ uint64_t lt_pprof_mapping(struct lt_pprof *p, uint64_t start, uint64_t limit, ui
 	size_t id;
 
 	if (intern(p, file, &f) || intern(p, build_id, &b) ||
-	    GROW(p->maps, p->map_cap, p->nmap + 1))
+	    LT_GROW(p->maps, p->map_cap, p->nmap + 1))
 		return nomem(p);
 	m = &p->maps[p->nmap];
 	*m = (struct mapping){
@@ -538,7 +518,7 @@ uint64_t lt_pprof_location(struct lt_pprof *p, uint64_t mapping_id, uint64_t add
 		if (!f)
 			return nomem(p);
 	}
-	if (GROW(p->locs, p->loc_cap, p->nloc + 1))
+	if (LT_GROW(p->locs, p->loc_cap, p->nloc + 1))
 		return nomem(p);
 	p->locs[p->nloc] = (struct loc){ mapping_id, address, f };
 	id = tab_intern(p, T_LOC, p->nloc);

@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "encode.h"
+#include "grow.h"
 #include "kernel.h"
 #include "lowtrace.h"
 #include "lt_prof.h"
@@ -335,7 +336,8 @@ static bool pid_exited(int pidfd)
 }
 
 /* Runs until --duration, a signal or the end of process --pid. *exited: the latter. */
-static int run_loop(struct lt_ring *ring, uint64_t duration_s, int pidfd, bool *exited)
+static int run_loop(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd,
+		    bool *exited)
 {
 	uint64_t end = duration_s ? now_ns(CLOCK_MONOTONIC) + duration_s * 1000000000ull : 0;
 
@@ -349,6 +351,7 @@ static int run_loop(struct lt_ring *ring, uint64_t duration_s, int pidfd, bool *
 			*exited = true;
 			break;
 		}
+		lt_syms_tick(sy);
 		if (!ring) {
 			usleep(100000);
 			continue;
@@ -574,15 +577,8 @@ struct vec {
 
 static void *vec_push(struct vec *v)
 {
-	if (v->n == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 256;
-		void *p = realloc(v->p, cap * v->elem);
-
-		if (!p)
-			return NULL;
-		v->p = p;
-		v->cap = cap;
-	}
+	if (lt_grow(&v->p, &v->cap, v->n + 1, v->elem))
+		return NULL;
 	return (char *)v->p + v->elem * v->n++;
 }
 
@@ -803,7 +799,7 @@ int cmd_profile(int argc, char **argv)
 	else
 		fprintf(stderr, "lowtrace: profile: on-CPU, %s at %u Hz; ", event, o.freq);
 	fprintf(stderr, "%s\n", o.duration_s ? "running" : "Ctrl-C to stop");
-	ret = run_loop(ring, o.duration_s, pidfd, &exited);
+	ret = run_loop(ring, rc.sy, o.duration_s, pidfd, &exited);
 	dur = now_ns(CLOCK_MONOTONIC) - t0;
 	/* stop counting, then read what is left of the ring (late new processes) */
 	lt_suite_detach(suite);
@@ -1327,7 +1323,7 @@ int cmd_alloc(int argc, char **argv)
 			(unsigned long long)o.sample_bytes);
 	else
 		fprintf(stderr, "recording every allocation\n");
-	ret = run_loop(NULL, o.duration_s, pidfd, &exited);
+	ret = run_loop(NULL, sy, o.duration_s, pidfd, &exited);
 	dur = now_ns(CLOCK_MONOTONIC) - t0;
 	lt_suite_detach(suite);
 	if (ret)

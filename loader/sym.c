@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "sym.h"
 
 #define COMM_LEN 16
@@ -34,29 +35,15 @@
 #define NESTED_LOOKBACK 4
 /* an address in no mapping of a live process re-reads its maps at most this often */
 #define REFRESH_NS 1000000000ull
+/*
+ * A new snapshot is read again twice while the process lives: one taken in the middle of an
+ * exec (new comm, ELF not mapped yet) or before ld.so mapped the libraries would otherwise miss
+ * them if the process exits before the end of the run.
+ */
+#define RECHECKS 2
+#define RECHECK_FIRST_NS 50000000ull
+#define RECHECK_NEXT_NS 500000000ull
 #define PATH_BUF 4352 /* PATH_MAX plus a /proc/PID/root prefix */
-
-#define GROW(arr, cap, n) grow((void **)&(arr), &(cap), (n), sizeof(*(arr)))
-
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	size_t c = *cap ? *cap : 16;
-	void *q;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n) {
-		if (c > SIZE_MAX / 2 / size)
-			return -ENOMEM;
-		c *= 2;
-	}
-	q = realloc(*p, c * size);
-	if (!q)
-		return -ENOMEM;
-	*p = q;
-	*cap = c;
-	return 0;
-}
 
 /* ---- small containers ---- */
 
@@ -70,7 +57,7 @@ static int64_t pool_add(struct pool *pl, const char *s)
 {
 	size_t n = strlen(s) + 1, at = pl->len;
 
-	if (at + n > UINT32_MAX || GROW(pl->p, pl->cap, at + n))
+	if (at + n > UINT32_MAX || LT_GROW(pl->p, pl->cap, at + n))
 		return -1;
 	memcpy(pl->p + at, s, n);
 	pl->len += n;
@@ -195,7 +182,7 @@ static int symtab_add(struct symtab *t, const char *name, uint64_t addr, uint64_
 	int64_t at;
 	struct sym *y;
 
-	if (GROW(t->v, t->cap, t->n + 1))
+	if (LT_GROW(t->v, t->cap, t->n + 1))
 		return -ENOMEM;
 	at = pool_add(&t->names, name);
 	if (at < 0)
@@ -330,6 +317,9 @@ struct lt_snap {
 	/* the same process image: exe identity and start time, for refreshes */
 	uint64_t exe_dev, exe_ino, start_time;
 	uint64_t read_ns;
+	/* re-reads left while young, and when the next is due (lt_syms_tick) */
+	uint64_t recheck_ns;
+	unsigned int rechecks;
 };
 
 struct kmod {
@@ -343,6 +333,7 @@ struct lt_syms {
 	struct htab snaps, files, elfs;
 	struct lt_snap **snapv;
 	size_t nsnap, snapcap;
+	size_t young; /* snapv[young..] may still have re-reads due */
 	struct lt_file **filev;
 	size_t nfile, filecap;
 	struct lt_elf **elfv;
@@ -448,7 +439,7 @@ static int elf_read_loads(Elf *elf, struct load **out, size_t *n)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (GROW(*out, cap, *n + 1))
+		if (LT_GROW(*out, cap, *n + 1))
 			return -ENOMEM;
 		(*out)[(*n)++] = (struct load){ ph.p_offset, ph.p_vaddr, ph.p_filesz,
 						!!(ph.p_flags & PF_X) };
@@ -620,7 +611,7 @@ static struct lt_elf *elf_new(struct lt_syms *s)
 {
 	struct lt_elf *e;
 
-	if (GROW(s->elfv, s->elfcap, s->nelf + 1))
+	if (LT_GROW(s->elfv, s->elfcap, s->nelf + 1))
 		return NULL;
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -834,7 +825,7 @@ static struct lt_file *file_new(struct lt_syms *s, const char *path, struct lt_e
 {
 	struct lt_file *f;
 
-	if (GROW(s->filev, s->filecap, s->nfile + 1))
+	if (LT_GROW(s->filev, s->filecap, s->nfile + 1))
 		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
@@ -992,7 +983,7 @@ static int snap_merge(struct lt_snap *old, struct lt_map *maps, size_t n, struct
 	for (size_t i = 0; i < n; i++) {
 		if (snap_overlaps(old, maps[i].start, maps[i].end))
 			continue;
-		if (GROW(old->maps, cap, k + 1))
+		if (LT_GROW(old->maps, cap, k + 1))
 			break;
 		old->maps[k++] = maps[i];
 	}
@@ -1049,7 +1040,7 @@ static int snap_take(struct lt_syms *s, uint32_t tgid, const char *comm, struct 
 			continue;
 		if (!f)
 			continue;
-		if (GROW(maps, cap, n + 1)) {
+		if (LT_GROW(maps, cap, n + 1)) {
 			free(buf);
 			free(maps);
 			return -ENOMEM;
@@ -1066,7 +1057,7 @@ static int snap_take(struct lt_syms *s, uint32_t tgid, const char *comm, struct 
 	if (old)
 		return snap_merge(old, maps, n, out);
 	sn = calloc(1, sizeof(*sn));
-	if (!sn || GROW(s->snapv, s->snapcap, s->nsnap + 1) || ht_add(&s->snaps, &sn->node, tgid)) {
+	if (!sn || LT_GROW(s->snapv, s->snapcap, s->nsnap + 1) || ht_add(&s->snaps, &sn->node, tgid)) {
 		free(sn);
 		free(maps);
 		return -ENOMEM;
@@ -1080,6 +1071,8 @@ static int snap_take(struct lt_syms *s, uint32_t tgid, const char *comm, struct 
 	sn->exe_ino = exe_ino;
 	sn->start_time = start;
 	sn->read_ns = now_ns();
+	sn->rechecks = RECHECKS;
+	sn->recheck_ns = sn->read_ns + RECHECK_FIRST_NS;
 	*out = sn;
 	return 0;
 }
@@ -1165,6 +1158,28 @@ int lt_syms_snapshot(struct lt_syms *s, uint32_t tgid, const char *comm)
 	if (snap_find(s, tgid, comm, false))
 		return 0;
 	return snap_take(s, tgid, comm, NULL, &sn);
+}
+
+void lt_syms_tick(struct lt_syms *s)
+{
+	uint64_t now;
+
+	if (!s || s->young == s->nsnap)
+		return;
+	now = now_ns();
+	for (size_t i = s->young; i < s->nsnap; i++) {
+		struct lt_snap *sn = s->snapv[i], *out;
+
+		if (sn->rechecks && now >= sn->recheck_ns) {
+			sn->rechecks--;
+			sn->recheck_ns = now + RECHECK_NEXT_NS;
+			/* gone, exec'd or pid reused: the snapshot is what it will be */
+			if (snap_take(s, (uint32_t)sn->node.key, sn->comm, sn, &out))
+				sn->rechecks = 0;
+		}
+		if (!sn->rechecks && i == s->young)
+			s->young++;
+	}
 }
 
 void lt_syms_user(struct lt_syms *s, uint32_t tgid, const char *comm, uint64_t addr,
@@ -1314,7 +1329,7 @@ static int kmod_index(struct lt_syms *s, const char *name, size_t len, uint16_t 
 			return 0;
 		}
 	}
-	if (s->nkmod >= UINT16_MAX || GROW(s->kmods, s->kmodcap, s->nkmod + 1))
+	if (s->nkmod >= UINT16_MAX || LT_GROW(s->kmods, s->kmodcap, s->nkmod + 1))
 		return -ENOMEM;
 	copy = malloc(len + 3);
 	if (!copy)
@@ -1353,7 +1368,7 @@ static int kallsyms_load(struct lt_syms *s, const char *path)
 	s->k_loaded = true;
 	s->k_hidden = true;
 	s->st.kallsyms_loads++;
-	if (GROW(s->kmods, s->kmodcap, 1))
+	if (LT_GROW(s->kmods, s->kmodcap, 1))
 		return -ENOMEM;
 	s->kmods[0] = (struct kmod){ .name = strdup("[kernel]"), .base = UINT64_MAX };
 	if (!s->kmods[0].name)
@@ -1639,7 +1654,7 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 			      cands[i].m.min == m.min && !strcmp(cands[i].m.path, m.path);
 		if (dup)
 			continue;
-		if (GROW(cands, cap, n + 1)) {
+		if (LT_GROW(cands, cap, n + 1)) {
 			err = -ENOMEM;
 			goto out;
 		}

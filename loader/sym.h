@@ -27,6 +27,13 @@ void lt_syms_free(struct lt_syms *s);
  */
 int lt_syms_snapshot(struct lt_syms *s, uint32_t tgid, const char *comm);
 
+/*
+ * Call every ~100 ms while snapshots are being taken: re-reads each new snapshot's process
+ * 50 ms and ~550 ms after the first read (adding mappings as a refresh does), so a snapshot taken
+ * mid-exec or before ld.so mapped the libraries is completed while the process still lives.
+ */
+void lt_syms_tick(struct lt_syms *s);
+
 /* Strings point into the cache of the lt_syms and stay valid until lt_syms_free. */
 struct lt_frame {
 	const char *func; /* symbol name, NULL when unknown */

@@ -85,8 +85,13 @@ start_spin() {
 	wait_line "$BATS_TEST_TMPDIR/err" 'on-CPU' "$pr"
 	"$SPIN" spin 1
 	wait_rc "$pr" 30
-	[ "$RC" = 0 ]
-	run -0 grep -E '^spin;.*;main;lt_spin_(alpha|beta);lt_spin_work ' "$BATS_TEST_TMPDIR/out"
+	[ "$RC" = 0 ] || { cat "$BATS_TEST_TMPDIR/err"; false; }
+	# on failure: what spin's stacks looked like
+	grep -qE '^spin;.*;main;lt_spin_(alpha|beta);lt_spin_work ' "$BATS_TEST_TMPDIR/out" || {
+		grep '^spin' "$BATS_TEST_TMPDIR/out" | head -5
+		cat "$BATS_TEST_TMPDIR/err"
+		false
+	}
 }
 
 @test "profile -p: the process exits mid-run: exit 0, a note, what was collected" {

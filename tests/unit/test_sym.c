@@ -312,6 +312,65 @@ static void test_unknown(struct lt_syms *s, const char *comm)
 	ok(!f.func && !f.module, "no lt_syms: unknown");
 }
 
+/*
+ * A child that maps libm after its snapshot and dies before symbolization: lt_syms_tick re-reads
+ * a young snapshot while the process lives (the exec race of a system-wide profile); without a
+ * tick the frame stays unknown.
+ */
+static bool young_child(struct lt_syms *s, const char *comm, bool tick, char *name, size_t len)
+{
+	int go[2], back[2];
+	uint64_t addr = 0;
+	struct lt_frame f;
+	bool good;
+	pid_t pid;
+	char c = 0;
+
+	if (pipe(go) || pipe(back))
+		return false;
+	pid = fork();
+	if (pid == 0) {
+		void *h, *fn;
+
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		h = dlopen("libm.so.6", RTLD_NOW);
+		fn = h ? dlsym(h, "cbrt") : NULL;
+		addr = addr_of(fn);
+		if (write(back[1], &addr, sizeof(addr)) != sizeof(addr) || read(go[0], &c, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	good = pid > 0 && !maps_contain(pid, "/libm.so") && lt_syms_snapshot(s, pid, comm) == 0 &&
+	       write(go[1], &c, 1) == 1 && read(back[0], &addr, sizeof(addr)) == sizeof(addr) &&
+	       addr;
+	if (good && tick) {
+		usleep(60 * 1000);
+		lt_syms_tick(s);
+	}
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		reap(pid);
+	}
+	close(go[0]);
+	close(go[1]);
+	close(back[0]);
+	close(back[1]);
+	lt_syms_user(s, pid, comm, addr, &f);
+	lt_frame_name(&f, name, len);
+	return good;
+}
+
+static void test_young(struct lt_syms *s, const char *comm)
+{
+	char name[64];
+
+	ok(young_child(s, comm, true, name, sizeof(name)) && !strcmp(name, "cbrt"),
+	   "libm mapped after the snapshot, a tick, then the child died: %s", name);
+	ok(young_child(s, comm, false, name, sizeof(name)) && !strcmp(name, "[unknown]"),
+	   "the same without a tick: %s", name);
+}
+
 /* a library loaded after the snapshot: a miss re-reads the maps (at most once a second) */
 static void test_dlopen(struct lt_syms *s, const char *comm)
 {
@@ -716,6 +775,7 @@ int main(void)
 	test_self(s, comm);
 	test_libc(s, comm);
 	test_unknown(s, comm);
+	test_young(s, comm);
 	test_dlopen(s, comm);
 	test_names();
 	test_child(s, comm);

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The one growable-array helper of the loader (symbolizer, pprof writer, profile reports). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "grow.h"
+
+int lt_grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / size)
+			return -ENOMEM;
+		n *= 2;
+	}
+	q = realloc(*arr, n * size);
+	if (!q)
+		return -ENOMEM;
+	*arr = q;
+	*cap = n;
+	return 0;
+}
