@@ -113,7 +113,6 @@ static uint64_t nomem(struct lt_pprof *p)
 	return 0;
 }
 
-
 /* ---- protobuf encoding: callers reserve room first, the writers below do not check ---- */
 
 static int pb_reserve(struct pb *b, size_t n)

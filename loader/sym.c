@@ -1057,7 +1057,8 @@ static int snap_take(struct lt_syms *s, uint32_t tgid, const char *comm, struct 
 	if (old)
 		return snap_merge(old, maps, n, out);
 	sn = calloc(1, sizeof(*sn));
-	if (!sn || LT_GROW(s->snapv, s->snapcap, s->nsnap + 1) || ht_add(&s->snaps, &sn->node, tgid)) {
+	if (!sn || LT_GROW(s->snapv, s->snapcap, s->nsnap + 1) ||
+	    ht_add(&s->snaps, &sn->node, tgid)) {
 		free(sn);
 		free(maps);
 		return -ENOMEM;
