@@ -109,6 +109,6 @@ alloc_run() {
 	run --separate-stderr -1 "$LT" alloc -p "$st" --duration 1
 	assert_equal "$stderr" "lowtrace: alloc: no malloc symbol in $WLDIR/allocs-static (the libraries of process $st: a static binary without symbols?)"
 	# the allocator is looked for before anything is loaded
-	run -1 strace -f -qq -e trace=bpf "$LT" alloc -p "$st" --duration 1
+	run -1 strace -f -qq --seccomp-bpf -e trace=bpf "$LT" alloc -p "$st" --duration 1
 	[[ "$output" != *BPF_PROG_LOAD* ]]
 }

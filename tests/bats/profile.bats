@@ -133,7 +133,7 @@ start_spin() {
 	[ ! -e "$PIN" ]
 	# nothing of ours stays in the kernel
 	# the checks come before anything is loaded: no bpf(BPF_PROG_LOAD) at all
-	run -2 strace -f -qq -e trace=bpf "$LT" profile -F 0 --duration 1
+	run -2 strace -f -qq --seccomp-bpf -e trace=bpf "$LT" profile -F 0 --duration 1
 	[[ "$output" != *BPF_PROG_LOAD* ]]
 }
 
@@ -147,8 +147,8 @@ start_spin() {
 	bg_track $!
 	bash -c "echo \$\$ >'$cg/cgroup.procs'; exec '$SPIN' spin 30" 3>&- &
 	bg_track $!
-	run --separate-stderr -0 strace -f -qq -e trace=openat -o "$BATS_TEST_TMPDIR/strace" \
-		"$LT" profile -F 99 -c "$cg" --duration 2
+	run --separate-stderr -0 strace -f -qq --seccomp-bpf -e trace=openat \
+		-o "$BATS_TEST_TMPDIR/strace" "$LT" profile -F 99 -c "$cg" --duration 2
 	[[ "$output" == *"spin;"*"lt_spin_work"* ]]
 	[[ "$output" != *"spin2;"* ]]
 	run -0 grep -c '/sys/kernel/btf/vmlinux' "$BATS_TEST_TMPDIR/strace"
