@@ -13,6 +13,18 @@
 
 /* frames per stack: the kernel's PERF_MAX_STACK_DEPTH */
 #define LT_STACK_DEPTH 127
+/* slots an lt_stacks id may take: a stack whose slots all hold other stacks is lost (counted) */
+#define LT_STACK_PROBES 4
+
+/*
+ * Value of lt_stacks, a hash map keyed by a 31-bit id made from a hash of the frames (open
+ * addressing over LT_STACK_PROBES ids, each compared frame by frame): unlike a stack-trace map,
+ * a stack is lost only when the table is full or all its slots hold other stacks. Leaf first;
+ * the frames after the last are 0.
+ */
+struct lt_stack {
+	__u64 ip[LT_STACK_DEPTH];
+};
 /* entries of the exponential interval table of alloc sampling */
 #define LT_AL_IVAL_N 1024
 
@@ -33,8 +45,8 @@ struct lt_prof_val {
 /* Slots of the per-CPU lt_prof_err counters: nothing is lost silently. */
 enum lt_prof_ctr {
 	LT_PC_SAMPLES = 0, /* samples / switches / allocations taken */
-	LT_PC_KSTACK_COLL = 1, /* kernel stack lost: stack map bucket taken (-EEXIST) */
-	LT_PC_USTACK_COLL = 2, /* user stack lost: stack map bucket taken */
+	LT_PC_KSTACK_COLL = 1, /* kernel stack lost: every slot of its id held another stack */
+	LT_PC_USTACK_COLL = 2, /* user stack lost: every slot of its id held another stack */
 	LT_PC_KSTACK_ERR = 3, /* kernel stack lost otherwise (-ENOMEM, ...) */
 	LT_PC_USTACK_ERR = 4, /* user stack missing in a user process (-EFAULT, ...) */
 	LT_PC_MAP_FULL = 5, /* an aggregate map was full: the sample is lost */
@@ -42,6 +54,7 @@ enum lt_prof_ctr {
 	LT_PC_START_FULL = 7, /* off-CPU: the switch-out table was full */
 	LT_PC_LIVE_FULL = 8, /* alloc --leaks: the live-block table was full */
 	LT_PC_CALLS = 9, /* alloc: allocator calls seen (sampled or not) */
+	LT_PC_STACKS_FULL = 10, /* a stack lost: lt_stacks was full */
 	LT_PC_SLOTS = 16,
 };
 
@@ -88,6 +101,7 @@ _Static_assert(sizeof(struct lt_prof_key) == 32, "lt_prof_key size");
 LT_ASSERT_OFF(struct lt_prof_key, ustack, 8);
 LT_ASSERT_OFF(struct lt_prof_key, comm, 16);
 _Static_assert(sizeof(struct lt_prof_val) == 16, "lt_prof_val size");
+_Static_assert(sizeof(struct lt_stack) == LT_STACK_DEPTH * 8, "lt_stack size");
 _Static_assert(sizeof(struct lt_task_key) == 20, "lt_task_key size");
 _Static_assert(sizeof(struct lt_al_key) == 16, "lt_al_key size");
 LT_ASSERT_OFF(struct lt_al_key, caller, 8);

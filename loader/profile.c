@@ -245,7 +245,7 @@ struct sstack {
 static bool is_bpf_frame(const struct lt_frame *f)
 {
 	static const char *const pfx[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
-					   "__traceiter_", "bpf_get_stackid" };
+					   "__traceiter_", "bpf_get_stack" };
 
 	for (size_t i = 0; f->func && i < sizeof(pfx) / sizeof(pfx[0]); i++)
 		if (!strncmp(f->func, pfx[i], strlen(pfx[i])))
@@ -538,8 +538,8 @@ static void help_profile(void)
 	       "    where the kernel has them, else the software cpu-clock). --off-cpu: the\n"
 	       "    time tasks spend blocked (asleep, not preempted), from sched_switch, in\n"
 	       "    nanoseconds. The kernel counts samples per process, comm and stack; the\n"
-	       "    stacks are read once, at the end. Lost stacks (stack-map collisions,\n"
-	       "    errors, full maps) are counted in the summary on stderr, never dropped\n"
+	       "    stacks are read once, at the end. Lost stacks (stack table full or\n"
+	       "    colliding, errors, full maps) are counted in the summary on stderr, never dropped\n"
 	       "    silently.\n"
 	       "    Kernel frames come from /proc/kallsyms, user frames from the ELF\n"
 	       "    symbols of the mapped files; a frame without a symbol prints as\n"
@@ -717,6 +717,7 @@ static const char *const ctr_names[LT_PC_SLOTS] = {
 	[LT_PC_TASK_DROP] = "new_process_notices_lost",
 	[LT_PC_START_FULL] = "switch_table_full",
 	[LT_PC_LIVE_FULL] = "live_table_full",
+	[LT_PC_STACKS_FULL] = "stack_table_full",
 };
 
 static void print_losses(FILE *f, const struct counters *c)

@@ -29,11 +29,19 @@ struct {
  * (the loader turns their creation off otherwise) and sized by the loader.
  */
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, LT_STACK_DEPTH * sizeof(__u64));
+	__type(key, __u32);
+	__type(value, struct lt_stack);
 } lt_stacks SEC(".maps");
+
+/* one stack being hashed (too big for the BPF stack); one program family runs per object */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_stack);
+} lt_stack_buf SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -8,6 +8,7 @@
 
 #define EFAULT 14
 #define EEXIST 17
+#define ENOSPC 28
 
 extern struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -17,11 +18,18 @@ extern struct {
 } lt_prof SEC(".maps");
 
 extern struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, LT_STACK_DEPTH * sizeof(__u64));
+	__type(key, __u32);
+	__type(value, struct lt_stack);
 } lt_stacks SEC(".maps");
+
+extern struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_stack);
+} lt_stack_buf SEC(".maps");
 
 extern struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -46,23 +54,78 @@ static __always_inline void lt_prof_inc(__u32 ctr)
 }
 
 /*
+ * The same frames. Both stacks end at their first 0 frame: the loops stop at a 0 read from
+ * memory, never at a count, so the verifier does not walk one path per stack length.
+ */
+static __always_inline bool lt_stack_eq(const struct lt_stack *a, const struct lt_stack *b)
+{
+	for (__u32 i = 0; i < LT_STACK_DEPTH; i++) {
+		if (a->ip[i] != b->ip[i])
+			return false;
+		if (!a->ip[i])
+			break;
+	}
+	return true;
+}
+
+/*
  * A stack id of the current task, or < 0 with the reason counted. -EFAULT
  * with no user memory (kernel threads) or no kernel frames (interrupted in
  * user mode) is not a loss: there is no such stack.
+ *
+ * Not bpf_get_stackid: a stack-trace map loses every stack whose bucket
+ * another stack took first (-EEXIST), which on a busy machine was a quarter
+ * of the samples. Here the frames are hashed into an id of a hash map, and
+ * the next ids are tried when a slot holds another stack.
  */
 static __always_inline __s32 lt_stack_id(void *ctx, bool user)
 {
-	long id = bpf_get_stackid(ctx, &lt_stacks, user ? BPF_F_USER_STACK : 0);
+	static const __u32 zero;
+	struct lt_stack *b = bpf_map_lookup_elem(&lt_stack_buf, &zero), *v;
+	__u64 h = 0x9e3779b97f4a7c15ull;
+	long len;
+	__u32 id;
 
-	if (id >= 0)
-		return id;
-	if (id == -EEXIST)
-		lt_prof_inc(user ? LT_PC_USTACK_COLL : LT_PC_KSTACK_COLL);
-	else if (id != -EFAULT)
-		lt_prof_inc(user ? LT_PC_USTACK_ERR : LT_PC_KSTACK_ERR);
-	else if (user && BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm))
-		lt_prof_inc(LT_PC_USTACK_ERR);
-	return id;
+	if (!b)
+		return -EFAULT;
+	/* the kernel zeroes the buffer after the last frame */
+	len = bpf_get_stack(ctx, b->ip, sizeof(b->ip), user ? BPF_F_USER_STACK : 0);
+	if (len <= 0) {
+		if (len < 0 && len != -EFAULT)
+			lt_prof_inc(user ? LT_PC_USTACK_ERR : LT_PC_KSTACK_ERR);
+		else if (user && BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm))
+			lt_prof_inc(LT_PC_USTACK_ERR);
+		return -EFAULT;
+	}
+	for (__u32 i = 0; i < LT_STACK_DEPTH; i++) {
+		if (!b->ip[i])
+			break;
+		h = (h ^ b->ip[i]) * 0xff51afd7ed558ccdull;
+	}
+	for (int p = 0; p < LT_STACK_PROBES; p++) {
+		h ^= h >> 29;
+		id = (__u32)(h >> 33);
+		v = bpf_map_lookup_elem(&lt_stacks, &id);
+		if (!v) {
+			long err = bpf_map_update_elem(&lt_stacks, &id, b, BPF_NOEXIST);
+
+			if (!err)
+				return (__s32)id;
+			if (err != -EEXIST) {
+				lt_prof_inc(LT_PC_STACKS_FULL);
+				return -ENOSPC;
+			}
+			/* another CPU took the slot just now: maybe with this stack */
+			v = bpf_map_lookup_elem(&lt_stacks, &id);
+			if (!v)
+				continue;
+		}
+		if (lt_stack_eq(b, v))
+			return (__s32)id;
+		h *= 0xc4ceb9fe1a85ec53ull;
+	}
+	lt_prof_inc(user ? LT_PC_USTACK_COLL : LT_PC_KSTACK_COLL);
+	return -EEXIST;
 }
 
 /* Tell the loader about a process the first time it shows up under a comm. */

@@ -11,10 +11,9 @@ setup() {
 	SPIN=$WLDIR/spin
 }
 
-# start_spin MODE SECS: the workload in the background; sets WL. Nice 19: under TCG a busy
-# workload at the loader's priority makes loading the programs several times slower.
+# start_spin MODE SECS: the workload in the background; sets WL
 start_spin() {
-	nice -n 19 "$SPIN" "$1" "$2" 3>&- &
+	"$SPIN" "$1" "$2" 3>&- &
 	WL=$!
 	bg_track "$WL"
 }
@@ -77,6 +76,19 @@ start_spin() {
 	[[ "$output" == *'"lt_spin_beta"'* ]]
 	[[ "$output" == *'"nanoseconds"'* ]]
 	[[ "$output" == *'"cpu"'* ]]
+}
+
+@test "profile: thousands of distinct stacks, none lost to collisions" {
+	# a stack-trace map (bpf_get_stackid) lost ~7 % of these samples here
+	start_spin tree 60
+	run --separate-stderr -0 "$LT" profile -F 499 -p "$WL" --duration 3 --format json
+	local j=$output
+	run -0 jq -r '"samples \(.samples), tree stacks " +
+		"\([.stacks[] | select(any(.frames[]; .name == "lt_tree_l"))] | length), lost \(.lost)"' <<<"$j"
+	echo "$output"
+	run -0 jq -e '.lost.user_stack_collisions == 0 and .lost.kernel_stack_collisions == 0 and
+		.lost.stack_table_full == 0 and .lost.map_full == 0 and
+		([.stacks[] | select(any(.frames[]; .name == "lt_tree_l"))] | length) >= 300' <<<"$j"
 }
 
 @test "profile: a process that exits before the end is still symbolized" {
@@ -144,9 +156,10 @@ start_spin() {
 	local cg=$NEW_CG
 	# the same workload inside (spin) and outside (a copy named spin2)
 	cp "$SPIN" "$BATS_TEST_TMPDIR/spin2"
-	nice -n 19 "$BATS_TEST_TMPDIR/spin2" spin 30 3>&- &
+	# nice 10: under TCG two busy loops at the loader's priority made loading 6 times slower
+	nice -n 10 "$BATS_TEST_TMPDIR/spin2" spin 30 3>&- &
 	bg_track $!
-	nice -n 19 bash -c "echo \$\$ >'$cg/cgroup.procs'; exec '$SPIN' spin 30" 3>&- &
+	nice -n 10 bash -c "echo \$\$ >'$cg/cgroup.procs'; exec '$SPIN' spin 30" 3>&- &
 	bg_track $!
 	run --separate-stderr -0 strace -f -qq --seccomp-bpf -e trace=openat \
 		-o "$BATS_TEST_TMPDIR/strace" "$LT" profile -F 99 -c "$cg" --duration 2

@@ -82,7 +82,7 @@ static const struct member members[] = {
 	M(lt_al_val, bytes),	  M(lt_al_val, count_fp),   M(lt_al_val, samples),
 	M(lt_al_live, size),	  M(lt_al_live, weight),    M(lt_al_live, site),
 	M(lt_al_pend, size),	  M(lt_al_pend, weight),    M(lt_al_pend, memptr),
-	M(lt_al_pend, site),
+	M(lt_al_pend, site),	  M(lt_stack, ip),
 };
 
 static const struct {
@@ -111,6 +111,7 @@ static const struct {
 	{ "lt_al_val", sizeof(struct lt_al_val) },
 	{ "lt_al_live", sizeof(struct lt_al_live) },
 	{ "lt_al_pend", sizeof(struct lt_al_pend) },
+	{ "lt_stack", sizeof(struct lt_stack) },
 };
 
 int main(int argc, char **argv)

@@ -2,7 +2,9 @@
 /*
  * Profile test workload, built with frame pointers: `spin SECS` burns CPU
  * in lt_spin_alpha twice as long as in lt_spin_beta; `sleep SECS` blocks in
- * lt_block_sleep (nanosleep, 10 ms at a time). Both run for SECS seconds.
+ * lt_block_sleep (nanosleep, 10 ms at a time); `tree SECS` walks the 4096
+ * paths of a binary call tree 12 levels deep (lt_tree_l and lt_tree_r), so
+ * it has 4096 distinct stacks. Each runs for SECS seconds.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +39,31 @@ __attribute__((noinline)) void lt_spin_beta(void)
 	lt_spin_work(1000000);
 }
 
+#define TREE_LEVELS 12
+
+__attribute__((noinline)) void lt_tree_r(int level, unsigned int path);
+
+/* one bit of path per level picks the left or the right call site */
+__attribute__((noinline)) void lt_tree_l(int level, unsigned int path)
+{
+	if (!level)
+		lt_spin_work(20000);
+	else if (path & 1)
+		lt_tree_r(level - 1, path >> 1);
+	else
+		lt_tree_l(level - 1, path >> 1);
+}
+
+__attribute__((noinline)) void lt_tree_r(int level, unsigned int path)
+{
+	if (!level)
+		lt_spin_work(20000);
+	else if (path & 1)
+		lt_tree_r(level - 1, path >> 1);
+	else
+		lt_tree_l(level - 1, path >> 1);
+}
+
 /* the syscall is made here, not in libc: libc has no frame pointers, and a
  * walk from inside it would skip this function */
 __attribute__((noinline)) void lt_block_sleep(void)
@@ -53,16 +80,19 @@ __attribute__((noinline)) void lt_block_sleep(void)
 
 int main(int argc, char **argv)
 {
+	unsigned int path = 0;
 	double end;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: spin spin|sleep SECS\n");
+		fprintf(stderr, "usage: spin spin|sleep|tree SECS\n");
 		return 2;
 	}
 	end = now() + atof(argv[2]);
 	while (now() < end) {
 		if (!strcmp(argv[1], "sleep")) {
 			lt_block_sleep();
+		} else if (!strcmp(argv[1], "tree")) {
+			lt_tree_l(TREE_LEVELS, path++ % (1u << TREE_LEVELS));
 		} else {
 			lt_spin_alpha();
 			lt_spin_beta();
