@@ -81,14 +81,14 @@ start_spin() {
 @test "profile: thousands of distinct stacks, none lost to collisions" {
 	# a stack-trace map (bpf_get_stackid) lost ~7 % of these samples here
 	start_spin tree 60
-	run --separate-stderr -0 "$LT" profile -F 499 -p "$WL" --duration 3 --format json
-	local j=$output
-	run -0 jq -r '"samples \(.samples), tree stacks " +
-		"\([.stacks[] | select(any(.frames[]; .name == "lt_tree_l"))] | length), lost \(.lost)"' <<<"$j"
-	echo "$output"
-	run -0 jq -e '.lost.user_stack_collisions == 0 and .lost.kernel_stack_collisions == 0 and
-		.lost.stack_table_full == 0 and .lost.map_full == 0 and
-		([.stacks[] | select(any(.frames[]; .name == "lt_tree_l"))] | length) >= 300' <<<"$j"
+	run --separate-stderr -0 "$LT" profile -F 499 -p "$WL" --duration 3
+	local n
+	n=$(grep -c ';lt_tree_l;' <<<"$output")
+	echo "distinct tree stacks: $n; $stderr"
+	[ "$n" -ge 300 ]
+	[[ "$stderr" == *" kernel_stack_collisions=0 user_stack_collisions=0 "* ]]
+	[[ "$stderr" == *" map_full=0 "* ]]
+	[[ "$stderr" == *" stack_table_full=0"* ]]
 }
 
 @test "profile: a process that exits before the end is still symbolized" {
