@@ -3,8 +3,8 @@
  * Profile test workload, built with frame pointers: `spin SECS` burns CPU
  * in lt_spin_alpha twice as long as in lt_spin_beta; `sleep SECS` blocks in
  * lt_block_sleep (nanosleep, 10 ms at a time); `tree SECS` walks the 4096
- * paths of a binary call tree 12 levels deep (lt_tree_l and lt_tree_r), so
- * it has 4096 distinct stacks. Each runs for SECS seconds.
+ * paths of a binary call tree 12 levels deep (lt_tree calls itself, or
+ * through lt_tree_hop), so it has 4096 distinct stacks. Each runs for SECS seconds.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -41,27 +41,23 @@ __attribute__((noinline)) void lt_spin_beta(void)
 
 #define TREE_LEVELS 12
 
-__attribute__((noinline)) void lt_tree_r(int level, unsigned int path);
+__attribute__((noinline)) void lt_tree(int level, unsigned int path);
 
-/* one bit of path per level picks the left or the right call site */
-__attribute__((noinline)) void lt_tree_l(int level, unsigned int path)
+/* a frame of its own: a 1 bit adds it to the stack */
+__attribute__((noinline)) void lt_tree_hop(int level, unsigned int path)
 {
-	if (!level)
-		lt_spin_work(20000);
-	else if (path & 1)
-		lt_tree_r(level - 1, path >> 1);
-	else
-		lt_tree_l(level - 1, path >> 1);
+	lt_tree(level, path);
 }
 
-__attribute__((noinline)) void lt_tree_r(int level, unsigned int path)
+/* one bit of path per level: 2^level distinct stacks */
+__attribute__((noinline)) void lt_tree(int level, unsigned int path)
 {
 	if (!level)
 		lt_spin_work(20000);
 	else if (path & 1)
-		lt_tree_r(level - 1, path >> 1);
+		lt_tree_hop(level - 1, path >> 1);
 	else
-		lt_tree_l(level - 1, path >> 1);
+		lt_tree(level - 1, path >> 1);
 }
 
 /* the syscall is made here, not in libc: libc has no frame pointers, and a
@@ -92,7 +88,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[1], "sleep")) {
 			lt_block_sleep();
 		} else if (!strcmp(argv[1], "tree")) {
-			lt_tree_l(TREE_LEVELS, path++ % (1u << TREE_LEVELS));
+			lt_tree(TREE_LEVELS, path++ % (1u << TREE_LEVELS));
 		} else {
 			lt_spin_alpha();
 			lt_spin_beta();
