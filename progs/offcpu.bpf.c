@@ -3,7 +3,7 @@
  * offcpu: time blocked, with the blocking stacks. At sched_switch the task
  * going off CPU in a sleeping state (not preempted) has its stacks and the
  * time stored; when it next runs, the time off CPU is added to lt_prof under
- * those stacks (tp_btf; bpf_get_stackid works there since current is prev).
+ * those stacks (tp_btf; bpf_get_stack works there since current is prev).
  */
 #include "lt_prof.bpf.h"
 
