@@ -1235,6 +1235,38 @@ static int alloc_pprof(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 	return err;
 }
 
+/* how long alloc waits for a process that has not mapped its libraries yet */
+#define START_WAIT_MS 10000u
+#define START_POLL_MS 10u
+
+/*
+ * A process started a moment ago (`prog & lowtrace alloc -p $!`) can be inside exec or before
+ * its dynamic linker mapped libc: wait for its libraries, then take the comm again (exec set it).
+ */
+static int wait_libraries(uint32_t pid, char *comm, size_t len)
+{
+	char path[PATH_MAX];
+	uint64_t off;
+	unsigned int waited = 0;
+	int err;
+
+	while ((err = lt_proc_find_func(pid, "malloc", path, sizeof(path), &off)) == -EAGAIN) {
+		if (waited >= START_WAIT_MS)
+			return lt_error(LT_FAIL,
+					"alloc: process %u has mapped no library after %u s: is it "
+					"stopped?",
+					pid, START_WAIT_MS / 1000);
+		if (!waited)
+			fprintf(stderr,
+				"lowtrace: alloc: process %u is still starting; waiting for its "
+				"libraries\n",
+				pid);
+		usleep(START_POLL_MS * 1000);
+		waited += START_POLL_MS;
+	}
+	return waited ? check_pid(pid, comm, len) : LT_OK;
+}
+
 int cmd_alloc(int argc, char **argv)
 {
 	static uint64_t ival[LT_AL_IVAL_N];
@@ -1256,6 +1288,9 @@ int cmd_alloc(int argc, char **argv)
 	ret = check_pid(o.pid, comm, sizeof(comm));
 	if (ret)
 		return ret;
+	ret = wait_libraries(o.pid, comm, sizeof(comm));
+	if (ret)
+		return ret;
 	/* the allocator, found before anything is loaded */
 	for (size_t i = 0; i < AL_NFUNCS; i++) {
 		err = lt_proc_find_func(o.pid, al_funcs[i].sym, path[i], sizeof(path[i]), &off[i]);
@@ -1264,7 +1299,7 @@ int cmd_alloc(int argc, char **argv)
 		found[i] = !err;
 		if (!err || i > 0)
 			continue;
-		if (err == -ENOENT)
+		if (err == -ENOENT || err == -EAGAIN)
 			return lt_error(LT_FAIL,
 					"alloc: no malloc symbol in %s (the libraries of process "
 					"%u: a static binary without symbols?)",

@@ -1619,13 +1619,37 @@ static int loader_path(uint32_t pid, const struct cand *c, char *out, size_t len
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+/* does the ELF file at path name a dynamic linker (PT_INTERP)? */
+static bool elf_has_interp(const char *path)
+{
+	bool found = false;
+	size_t nph;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0)
+		return false;
+	elf = elf_from_fd(fd);
+	if (elf && !elf_getphdrnum(elf, &nph))
+		for (size_t i = 0; i < nph && !found; i++) {
+			GElf_Phdr ph;
+
+			found = gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP;
+		}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
+}
+
 int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_len, uint64_t *off)
 {
 	char p[64], *buf, *cur, *line;
 	struct cand *cands = NULL;
 	size_t n = 0, cap = 0;
 	struct stat exe;
-	bool have_exe;
+	bool have_exe, starting = true;
 	int err = -ENOENT, fallback = -1;
 
 	lib_init();
@@ -1686,6 +1710,12 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 	/* not found: name the library the caller expected it in */
 	if (fallback >= 0 && loader_path(pid, &cands[fallback], path, path_len))
 		path[0] = 0;
+	/* a dynamic executable with no library mapped: exec or ld.so has not finished */
+	for (size_t i = 0; i < n && starting; i++)
+		starting = cands[i].cls == CLASS_EXE || cands[i].cls == CLASS_LDSO;
+	snprintf(p, sizeof(p), "/proc/%u/exe", pid);
+	if (starting && have_exe && elf_has_interp(p))
+		err = -EAGAIN;
 out:
 	/* the strings of m point into buf */
 	free(cands);

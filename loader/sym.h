@@ -88,7 +88,9 @@ void lt_syms_get_stats(const struct lt_syms *s, struct lt_syms_stats *st);
  * /proc/PID/maps order, then libc, then the dynamic linker, so an LD_PRELOADed allocator wins.
  * 0 and path (the plain path when it is the same file as seen by the process, else
  * /proc/PID/root/PATH, else /proc/PID/map_files/RANGE) and *off; -ESRCH: no such process; -ENOENT:
- * not found, path holds the libc (else the executable) path that was searched; -ENAMETOOLONG.
+ * not found, path holds the libc (else the executable) path that was searched; -EAGAIN: not
+ * found, and the process is still starting (a dynamic executable with no library mapped yet:
+ * inside exec, or before its dynamic linker mapped the libraries); -ENAMETOOLONG.
  */
 int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_len, uint64_t *off);
 

@@ -9,7 +9,7 @@ load helpers
 
 setup() {
 	lt_setup
-	need_workloads allocs allocs-static
+	need_workloads allocs allocs-static held
 }
 
 # alloc_run OUT A B K [alloc options]: the workload waits on a fifo; lowtrace
@@ -68,6 +68,37 @@ alloc_run() {
 	sed -n '/^LEAKS/,$p' "$out" >"$out.leaks"
 	run -0 grep -E '^ +7000 +7 +7  lt_leak_gamma <- main( |$)' "$out.leaks"
 	run -1 grep -E 'lt_alloc_(alpha|beta)' "$out.leaks"
+}
+
+@test "alloc -p a process still starting: it waits for the libraries, then counts exactly" {
+	local out=$BATS_TEST_TMPDIR/r fifo=$BATS_TEST_TMPDIR/go wl i
+	mkfifo "$fifo"
+	# held stops allocs right after its exec: ld.so has mapped no library yet
+	"$WLDIR/held" "$WLDIR/allocs" 2 1 0 <"$fifo" >"$out.pid" 3>&- &
+	local held=$!
+	bg_track "$held"
+	exec 4>"$fifo"
+	for ((i = 0; i < 200; i++)); do
+		wl=$(cat "$out.pid")
+		[ -n "$wl" ] && break
+		sleep 0.05
+	done
+	[ -n "$wl" ]
+	bg_track "$wl"
+	run -1 grep -F libc /proc/"$wl"/maps
+	"$LT" alloc -p "$wl" --sample-bytes 1 >"$out" 2>"$out.err" 3>&- 4>&- &
+	local al=$!
+	bg_track "$al"
+	wait_line "$out.err" "process $wl is still starting; waiting for its libraries" "$al"
+	kill -USR1 "$held"
+	wait_line "$out.err" 'attached' "$al"
+	echo go >&4
+	exec 4>&-
+	wait_rc "$al" 120
+	cat "$out.err" >&3
+	[ "$RC" = 0 ]
+	run -0 grep -E '^ +2097152 +8 +8  lt_alloc_alpha <- main( |$)' "$out"
+	run -0 grep -E '^ +1048576 +4 +4  lt_alloc_beta <- main( |$)' "$out"
 }
 
 @test "alloc --format pprof: protoc reads alloc_space and the functions back" {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -678,6 +679,29 @@ out:
 	lt_syms_free(s);
 }
 
+/* a dynamic program stopped just after its exec: no library mapped yet, so -EAGAIN, not -ENOENT */
+static void test_find_starting(void)
+{
+	char path[4096];
+	uint64_t off;
+	pid_t pid;
+	int st, r = 0;
+
+	pid = fork();
+	if (!pid) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFSTOPPED(st))
+		r = lt_proc_find_func(pid, "malloc", path, sizeof(path), &off);
+	ok(r == -EAGAIN, "a process stopped right after exec is still starting: %d", r);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+}
+
 static void test_find_func(const char *comm)
 {
 	char path[4096], path2[4096];
@@ -699,6 +723,7 @@ static void test_find_func(const char *comm)
 	ok(r == -ESRCH, "no such process: %d", r);
 	r = lt_proc_find_func(getpid(), "malloc", path, 4, &off);
 	ok(r == -ENAMETOOLONG, "path buffer too small: %d", r);
+	test_find_starting();
 
 	/* a function of the executable (in .symtab only): the exe comes first */
 	r = lt_proc_find_func(getpid(), "lt_test_target_fn", path, sizeof(path), &off);
