@@ -1252,10 +1252,11 @@ static int wait_libraries(uint32_t pid, char *comm, size_t len)
 
 	while ((err = lt_proc_find_func(pid, "malloc", path, sizeof(path), &off)) == -EAGAIN) {
 		if (waited >= START_WAIT_MS)
-			return lt_error(LT_FAIL,
-					"alloc: process %u has mapped no library after %u s: is it "
-					"stopped?",
-					pid, START_WAIT_MS / 1000);
+			return lt_error(
+				LT_FAIL,
+				"alloc: process %u mapped no library in %u s (stopped before "
+				"ld.so ran, or linked to none)",
+				pid, START_WAIT_MS / 1000);
 		if (!waited)
 			fprintf(stderr,
 				"lowtrace: alloc: process %u is still starting; waiting for its "
