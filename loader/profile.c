@@ -1240,23 +1240,16 @@ static int alloc_pprof(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 #define START_POLL_MS 10u
 
 /*
- * A process started a moment ago (`prog & lowtrace alloc -p $!`) can be inside exec or before
- * its dynamic linker mapped libc: wait for its libraries, then take the comm again (exec set it).
+ * lt_proc_find_func, waiting while the process is still starting: one started a moment ago
+ * (`prog & lowtrace alloc -p $!`) can be inside exec or before ld.so mapped libc.
  */
-static int wait_libraries(uint32_t pid, char *comm, size_t len)
+static int find_func_waiting(uint32_t pid, const char *sym, char *path, size_t len, uint64_t *off)
 {
-	char path[PATH_MAX];
-	uint64_t off;
 	unsigned int waited = 0;
 	int err;
 
-	while ((err = lt_proc_find_func(pid, "malloc", path, sizeof(path), &off)) == -EAGAIN) {
-		if (waited >= START_WAIT_MS)
-			return lt_error(
-				LT_FAIL,
-				"alloc: process %u mapped no library in %u s (stopped before "
-				"ld.so ran, or linked to none)",
-				pid, START_WAIT_MS / 1000);
+	while ((err = lt_proc_find_func(pid, sym, path, len, off)) == -EAGAIN &&
+	       waited < START_WAIT_MS) {
 		if (!waited)
 			fprintf(stderr,
 				"lowtrace: alloc: process %u is still starting; waiting for its "
@@ -1265,7 +1258,7 @@ static int wait_libraries(uint32_t pid, char *comm, size_t len)
 		usleep(START_POLL_MS * 1000);
 		waited += START_POLL_MS;
 	}
-	return waited ? check_pid(pid, comm, len) : LT_OK;
+	return err;
 }
 
 int cmd_alloc(int argc, char **argv)
@@ -1286,21 +1279,20 @@ int cmd_alloc(int argc, char **argv)
 	ret = parse_popts(argc, argv, true, help_alloc, &o);
 	if (ret)
 		return ret;
-	ret = check_pid(o.pid, comm, sizeof(comm));
-	if (ret)
-		return ret;
-	ret = wait_libraries(o.pid, comm, sizeof(comm));
-	if (ret)
-		return ret;
 	/* the allocator, found before anything is loaded */
 	for (size_t i = 0; i < AL_NFUNCS; i++) {
-		err = lt_proc_find_func(o.pid, al_funcs[i].sym, path[i], sizeof(path[i]), &off[i]);
+		err = find_func_waiting(o.pid, al_funcs[i].sym, path[i], sizeof(path[i]), &off[i]);
 		if (err == -ESRCH)
 			return lt_error(LT_USAGE, "--pid %u: no such process", o.pid);
 		found[i] = !err;
 		if (!err || i > 0)
 			continue;
-		if (err == -ENOENT || err == -EAGAIN)
+		if (err == -EAGAIN)
+			return lt_error(LT_FAIL,
+					"alloc: process %u mapped no library in %u s (stopped "
+					"before ld.so ran, or linked to none)",
+					o.pid, START_WAIT_MS / 1000);
+		if (err == -ENOENT)
 			return lt_error(LT_FAIL,
 					"alloc: no malloc symbol in %s (the libraries of process "
 					"%u: a static binary without symbols?)",
@@ -1310,6 +1302,10 @@ int cmd_alloc(int argc, char **argv)
 	}
 	if (o.leaks && !found[AL_NFUNCS - 1])
 		return lt_error(LT_FAIL, "alloc --leaks: no free symbol in %s", path[0]);
+	/* after any wait: an exec the wait saw the end of set the comm */
+	ret = check_pid(o.pid, comm, sizeof(comm));
+	if (ret)
+		return ret;
 	ret = out_open(&out, o.out, o.fmt == FMT_PPROF);
 	if (ret) {
 		free(out.b.p);

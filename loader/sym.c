@@ -1713,7 +1713,7 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 	/* a dynamic executable with no library mapped: exec or ld.so has not finished */
 	for (size_t i = 0; i < n && starting; i++)
 		starting = cands[i].cls == CLASS_EXE || cands[i].cls == CLASS_LDSO;
-	snprintf(p, sizeof(p), "/proc/%u/exe", pid);
+	/* p still names /proc/PID/exe */
 	if (starting && have_exe && elf_has_interp(p))
 		err = -EAGAIN;
 out:
