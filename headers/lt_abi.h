@@ -210,6 +210,9 @@ struct lt_task {
 struct lt_stat {
 	__u64 events; /* records written to the ring */
 	__u64 drops; /* records lost: bpf_ringbuf_reserve failed */
+	/* events a fallback program handled because the kernel had skipped the
+	 * probe's main program (it was running on that CPU already) */
+	__u64 recovered;
 };
 
 #define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)
@@ -268,6 +271,6 @@ LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 72);
 _Static_assert(sizeof(struct lt_task) == 40, "lt_task size");
 LT_ASSERT_OFF(struct lt_task, comm, 24);
 
-_Static_assert(sizeof(struct lt_stat) == 16, "lt_stat size");
+_Static_assert(sizeof(struct lt_stat) == 24, "lt_stat size");
 
 #endif /* LT_ABI_H */

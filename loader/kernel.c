@@ -516,11 +516,13 @@ void lt_suite_handles(struct lt_suite *s, struct lt_handles *h)
 	h->ring_fd = bpf_map__fd(s->skel->maps.lt_events);
 	h->stats_fd = bpf_map__fd(s->skel->maps.lt_stats);
 	h->dir_fd = -1;
+	h->suite = s;
 }
 
 int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 {
 	h->ring_fd = h->stats_fd = -1;
+	h->suite = NULL;
 	h->dir_fd = open(LT_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (h->dir_fd < 0) {
 		if (errno == EACCES || errno == EPERM)
@@ -566,28 +568,80 @@ bool lt_pinned_gone(const struct lt_handles *h)
 	return h->dir_fd >= 0 && (fstat(h->dir_fd, &st) || st.st_nlink == 0);
 }
 
-int lt_stats_open(struct lt_stats_reader *r, int fd)
+/* A fd of the program behind a pinned link, or -1. */
+static int pinned_prog_fd(const char *prog)
 {
-	r->fd = fd;
+	struct bpf_link_info li = {};
+	__u32 len = sizeof(li);
+	char path[PATH_MAX];
+	int lfd, pfd = -1;
+
+	snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
+	lfd = bpf_obj_get(path);
+	if (lfd < 0)
+		return -1;
+	if (bpf_obj_get_info_by_fd(lfd, &li, &len) == 0)
+		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+	close(lfd);
+	return pfd;
+}
+
+int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
+{
+	memset(r->prog_fd, -1, sizeof(r->prog_fd));
+	r->fd = h->stats_fd;
 	r->ncpu = libbpf_num_possible_cpus();
 	if (r->ncpu <= 0)
 		return lt_error(LT_FAIL, "cannot count possible CPUs");
-	/* lt_stat is 16 bytes: already the 8-byte per-CPU stride the kernel uses */
+	/* lt_stat is 24 bytes: already the 8-byte per-CPU stride the kernel uses */
 	r->percpu = calloc(r->ncpu, sizeof(struct lt_stat));
-	return r->percpu ? LT_OK : lt_error(LT_FAIL, "out of memory");
+	if (!r->percpu)
+		return lt_error(LT_FAIL, "out of memory");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			int *fd = &r->prog_fd[lt_probes[i].id][k];
+
+			if (!h->suite) {
+				*fd = pinned_prog_fd(lt_probes[i].progs[k]);
+			} else if (h->suite->links[lt_probes[i].id][k]) {
+				struct bpf_program *p = bpf_object__find_program_by_name(
+					h->suite->skel->obj, lt_probes[i].progs[k]);
+
+				*fd = p ? fcntl(bpf_program__fd(p), F_DUPFD_CLOEXEC, 0) : -1;
+			}
+		}
+	}
+	return LT_OK;
 }
 
-int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_stat *sum)
+int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_counts *sum)
 {
 	__u32 key = p->id;
+	uint64_t skipped = 0;
 
-	sum->events = sum->drops = 0;
+	memset(sum, 0, sizeof(*sum));
 	if (bpf_map_lookup_elem(r->fd, &key, r->percpu))
 		return -errno;
 	for (int c = 0; c < r->ncpu; c++) {
 		sum->events += r->percpu[c].events;
 		sum->drops += r->percpu[c].drops;
+		sum->recovered += r->percpu[c].recovered;
 	}
+	for (int k = 0; k < LT_PROBE_PROGS && p->progs[k]; k++) {
+		struct bpf_prog_info pi = {};
+		__u32 len = sizeof(pi);
+		int fd = r->prog_fd[p->id][k];
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &pi, &len))
+			continue;
+		sum->run_cnt += pi.run_cnt;
+		sum->run_time_ns += pi.run_time_ns;
+		/* a fallback is skipped only while it runs already: its main program
+		 * handles those events */
+		if (!lt_prog_is_fallback(p->progs[k]))
+			skipped += pi.recursion_misses;
+	}
+	sum->missed = skipped > sum->recovered ? skipped - sum->recovered : 0;
 	return 0;
 }
 
@@ -595,6 +649,12 @@ void lt_stats_close(struct lt_stats_reader *r)
 {
 	free(r->percpu);
 	r->percpu = NULL;
+	for (int i = 0; i < LT_PROBE_SLOTS; i++)
+		for (int k = 0; k < LT_PROBE_PROGS; k++)
+			if (r->prog_fd[i][k] >= 0) {
+				close(r->prog_fd[i][k]);
+				r->prog_fd[i][k] = -1;
+			}
 }
 
 /* keys per batch lookup */
@@ -892,7 +952,7 @@ int lt_read_status(struct lt_status *st)
 	}
 	if (fd >= 0)
 		close(fd);
-	err = lt_stats_open(&sr, h.stats_fd);
+	err = lt_stats_open(&sr, &h);
 	for (size_t i = 0; !err && i < lt_nprobes; i++) {
 		struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 		struct bpf_link_info li = {};
@@ -910,28 +970,6 @@ int lt_read_status(struct lt_status *st)
 			ps->prog_id = li.prog_id;
 		}
 		close(fd);
-		for (int k = 0; ps->loaded && k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
-			struct bpf_link_info kl = {};
-			struct bpf_prog_info pi = {};
-			__u32 kl_len = sizeof(kl), pi_len = sizeof(pi);
-			int lfd, pfd;
-
-			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR,
-				 lt_link_name(lt_probes[i].progs[k]));
-			lfd = bpf_obj_get(path);
-			if (lfd < 0)
-				continue;
-			pfd = bpf_obj_get_info_by_fd(lfd, &kl, &kl_len)
-				      ? -1
-				      : bpf_prog_get_fd_by_id(kl.prog_id);
-			if (pfd >= 0 && bpf_obj_get_info_by_fd(pfd, &pi, &pi_len) == 0) {
-				ps->run_cnt += pi.run_cnt;
-				ps->run_time_ns += pi.run_time_ns;
-			}
-			if (pfd >= 0)
-				close(pfd);
-			close(lfd);
-		}
 		if (lt_stats_read(&sr, &lt_probes[i], &ps->stat))
 			err = lt_error(LT_FAIL, "cannot read counters: %s", strerror(errno));
 	}

@@ -65,20 +65,35 @@ struct lt_handles {
 	int ring_fd;
 	int stats_fd;
 	int dir_fd; /* pin directory (locked by the consumer), -1 in-process */
+	struct lt_suite *suite; /* in-process; NULL for the pins */
 };
 void lt_suite_handles(struct lt_suite *s, struct lt_handles *h);
 int lt_open_pinned(struct lt_handles *h, bool lock_consumer);
 void lt_close_handles(struct lt_handles *h);
 bool lt_pinned_gone(const struct lt_handles *h);
 
-/* Per-probe counters summed over CPUs; the per-CPU buffer is allocated once. */
+/* A probe's counters: ours summed over CPUs, the kernel's over its programs. */
+struct lt_counts {
+	uint64_t events; /* records written */
+	uint64_t drops; /* records lost: the ring was full */
+	uint64_t recovered; /* events a fallback program took over (see progs/tcp.bpf.c) */
+	/* events the kernel skipped the probe for (it was already running on that
+	 * CPU) and nothing took over: up to this many records may be missing */
+	uint64_t missed;
+	/* grow only while kernel.bpf_stats_enabled or an lt_enable_stats() fd is on */
+	uint64_t run_cnt;
+	uint64_t run_time_ns;
+};
+
+/* Reads lt_counts; the per-CPU buffer and the program fds are taken once, at open. */
 struct lt_stats_reader {
 	int fd;
 	int ncpu;
 	struct lt_stat *percpu;
+	int prog_fd[LT_PROBE_SLOTS][LT_PROBE_PROGS]; /* -1: not attached */
 };
-int lt_stats_open(struct lt_stats_reader *r, int fd);
-int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_stat *sum);
+int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h);
+int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_counts *sum);
 void lt_stats_close(struct lt_stats_reader *r);
 
 /*
@@ -110,11 +125,7 @@ struct lt_probe_status {
 	bool loaded;
 	const char *hook;
 	uint32_t prog_id;
-	struct lt_stat stat;
-	/* the kernel's run statistics, summed over the probe's programs (they only
-	 * grow while kernel.bpf_stats_enabled or an lt_enable_stats() fd is on) */
-	uint64_t run_cnt;
-	uint64_t run_time_ns;
+	struct lt_counts stat;
 };
 struct lt_status {
 	uint32_t ringbuf_size;

@@ -141,7 +141,10 @@ static void help_status(void)
 	       "DESCRIPTION\n"
 	       "    For each probe: whether it is attached, the hook the kernel reports for\n"
 	       "    its link (tp_btf, raw_tp, fentry, ...), its program id, and the records\n"
-	       "    written and dropped (ring full) since load. Also the ring size and filters.\n\n"
+	       "    written and dropped (ring full) since load. MISSED: events the kernel\n"
+	       "    skipped the probe for (it was already running on that CPU) that no\n"
+	       "    fallback program took over; up to that many records may be missing.\n"
+	       "    Also the ring size and filters.\n\n"
 	       "OPTIONS\n    --json               one JSON object (with the kernel's run_cnt and\n"
 	       "                         run_time_ns per probe, which grow only while BPF\n"
 	       "                         statistics are on)\n"
@@ -455,7 +458,8 @@ static void print_status_text(const struct lt_status *st)
 		printf("%llu\n", (unsigned long long)st->filter_cgroup_id);
 	else
 		printf("any\n");
-	printf("%-12s %-8s %-8s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS");
+	printf("%-12s %-8s %-8s %12s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS",
+	       "MISSED");
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
@@ -465,8 +469,9 @@ static void print_status_text(const struct lt_status *st)
 			printf("%-12s -\n", lt_probes[i].name);
 			continue;
 		}
-		printf("%-12s %-8s %-8u %12llu %12llu\n", lt_probes[i].name, ps->hook, ps->prog_id,
-		       (unsigned long long)ps->stat.events, (unsigned long long)ps->stat.drops);
+		printf("%-12s %-8s %-8u %12llu %12llu %12llu\n", lt_probes[i].name, ps->hook,
+		       ps->prog_id, (unsigned long long)ps->stat.events,
+		       (unsigned long long)ps->stat.drops, (unsigned long long)ps->stat.missed);
 	}
 }
 
@@ -485,10 +490,14 @@ static void print_status_json(const struct lt_status *st)
 		       ps->loaded ? "true" : "false");
 		if (ps->loaded)
 			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu,"
-			       "\"run_cnt\":%llu,\"run_time_ns\":%llu",
+			       "\"missed\":%llu,\"recovered\":%llu,\"run_cnt\":%llu,"
+			       "\"run_time_ns\":%llu",
 			       ps->hook, ps->prog_id, (unsigned long long)ps->stat.events,
-			       (unsigned long long)ps->stat.drops, (unsigned long long)ps->run_cnt,
-			       (unsigned long long)ps->run_time_ns);
+			       (unsigned long long)ps->stat.drops,
+			       (unsigned long long)ps->stat.missed,
+			       (unsigned long long)ps->stat.recovered,
+			       (unsigned long long)ps->stat.run_cnt,
+			       (unsigned long long)ps->stat.run_time_ns);
 		printf("}");
 	}
 	printf("]}\n");
@@ -519,7 +528,8 @@ static int status_measure(uint64_t secs)
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *x = &a.probe[lt_probes[i].id];
 		const struct lt_probe_status *y = &b.probe[lt_probes[i].id];
-		uint64_t runs = y->run_cnt - x->run_cnt, ns = y->run_time_ns - x->run_time_ns;
+		uint64_t runs = y->stat.run_cnt - x->stat.run_cnt;
+		uint64_t ns = y->stat.run_time_ns - x->stat.run_time_ns;
 
 		if (!x->loaded || !y->loaded)
 			continue;
@@ -667,29 +677,46 @@ static uint64_t now_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
-/* Report drops that grew since the last look: nothing is lost silently. */
-static void report_drops(struct lt_stats_reader *sr, uint64_t *last)
+/* Report drops and misses that grew since the last look: nothing is lost silently. */
+static void report_losses(struct lt_stats_reader *sr, struct lt_counts *last)
 {
-	char msg[256];
-	size_t len = 0;
-	uint64_t total = 0;
+	char drops[256], missed[256];
+	size_t dlen = 0, mlen = 0;
+	uint64_t dtotal = 0, mtotal = 0;
 
+	drops[0] = missed[0] = '\0';
 	for (size_t i = 0; i < lt_nprobes; i++) {
-		struct lt_stat st;
-		uint64_t *l = &last[lt_probes[i].id];
+		struct lt_counts st;
+		struct lt_counts *l = &last[lt_probes[i].id];
 
-		if (lt_stats_read(sr, &lt_probes[i], &st) || st.drops <= *l)
+		if (lt_stats_read(sr, &lt_probes[i], &st))
 			continue;
-		total += st.drops - *l;
-		len += snprintf(msg + len, sizeof(msg) - len, " %s=+%llu", lt_probes[i].name,
-				(unsigned long long)(st.drops - *l));
-		if (len >= sizeof(msg))
-			len = sizeof(msg) - 1;
-		*l = st.drops;
+		if (st.drops > l->drops) {
+			dtotal += st.drops - l->drops;
+			dlen += snprintf(drops + dlen, sizeof(drops) - dlen, " %s=+%llu",
+					 lt_probes[i].name,
+					 (unsigned long long)(st.drops - l->drops));
+			if (dlen >= sizeof(drops))
+				dlen = sizeof(drops) - 1;
+		}
+		if (st.missed > l->missed) {
+			mtotal += st.missed - l->missed;
+			mlen += snprintf(missed + mlen, sizeof(missed) - mlen, " %s=+%llu",
+					 lt_probes[i].name,
+					 (unsigned long long)(st.missed - l->missed));
+			if (mlen >= sizeof(missed))
+				mlen = sizeof(missed) - 1;
+		}
+		*l = st;
 	}
-	if (total)
+	if (dtotal)
 		fprintf(stderr, "lowtrace: kernel dropped %llu records (ring full):%s\n",
-			(unsigned long long)total, msg);
+			(unsigned long long)dtotal, drops);
+	if (mtotal)
+		fprintf(stderr,
+			"lowtrace: kernel skipped probes %llu times (already running on that CPU; "
+			"records may be missing):%s\n",
+			(unsigned long long)mtotal, missed);
 }
 
 /*
@@ -702,7 +729,8 @@ static int stream(const struct lt_handles *h, const struct cli *c, struct lt_sui
 	static char outbuf[OUT_BUF_SIZE];
 	static struct stream s;
 	struct lt_stats_reader sr;
-	uint64_t last_drops[LT_PROBE_SLOTS] = {}, start = now_ms(), last_check = start;
+	static struct lt_counts last[LT_PROBE_SLOTS];
+	uint64_t start = now_ms(), last_check = start;
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct lt_ring *ring;
 	int err = LT_OK, n = 0;
@@ -717,15 +745,13 @@ static int stream(const struct lt_handles *h, const struct cli *c, struct lt_sui
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	err = lt_stats_open(&sr, h->stats_fd);
-	if (err)
+	err = lt_stats_open(&sr, h);
+	if (err) {
+		lt_stats_close(&sr);
 		return err;
-	for (size_t i = 0; i < lt_nprobes; i++) {
-		struct lt_stat st;
-
-		if (!lt_stats_read(&sr, &lt_probes[i], &st))
-			last_drops[lt_probes[i].id] = st.drops;
 	}
+	for (size_t i = 0; i < lt_nprobes; i++)
+		lt_stats_read(&sr, &lt_probes[i], &last[lt_probes[i].id]);
 	ring = lt_ring_open(h->ring_fd, on_sample, &s);
 	if (!ring) {
 		lt_stats_close(&sr);
@@ -755,7 +781,7 @@ static int stream(const struct lt_handles *h, const struct cli *c, struct lt_sui
 		t = now_ms();
 		if (t - last_check >= 1000) {
 			last_check = t;
-			report_drops(&sr, last_drops);
+			report_losses(&sr, last);
 			if (lt_pinned_gone(h)) {
 				lt_error(LT_OK, "the suite was unloaded; stopping");
 				break;
@@ -767,7 +793,7 @@ static int stream(const struct lt_handles *h, const struct cli *c, struct lt_sui
 		lt_ring_poll(ring, 0);
 	}
 	flush_out(&s);
-	report_drops(&sr, last_drops);
+	report_losses(&sr, last);
 	if (s.ds.rejected || s.ds.unknown)
 		fprintf(stderr, "lowtrace: %llu malformed and %llu unknown records skipped\n",
 			(unsigned long long)s.ds.rejected, (unsigned long long)s.ds.unknown);
@@ -1129,7 +1155,7 @@ static int cmd_top(int argc, char **argv)
 	err = lt_open_pinned(&h, false);
 	if (err)
 		return err;
-	err = lt_stats_open(&sr, h.stats_fd);
+	err = lt_stats_open(&sr, &h);
 	if (!err && st.probe[LT_PROBE_SYSCALLS].loaded)
 		err = lt_agg_open(&sys, "lt_sys_hist", "syscalls");
 	t.cur = calloc(NSYSCALLS, sizeof(*t.cur));
@@ -1157,7 +1183,7 @@ static int cmd_top(int argc, char **argv)
 		       (unsigned long long)c.interval_s);
 		printf("%-12s %12s %12s\n", "PROBE", "EVENTS/S", "DROPS/S");
 		for (size_t i = 0; i < lt_nprobes; i++) {
-			struct lt_stat s;
+			struct lt_counts s;
 			uint32_t id = lt_probes[i].id;
 
 			if (!st.probe[id].loaded || lt_stats_read(&sr, &lt_probes[i], &s))
@@ -1232,7 +1258,8 @@ static void help_metrics(void)
 	       "DESCRIPTION\n"
 	       "    Answers HTTP GET (and HEAD) /metrics with the text exposition format 0.0.4,\n"
 	       "    read from the pinned maps at each scrape: lowtrace_events_total{probe},\n"
-	       "    lowtrace_drops_total{probe}, and for the aggregate probes that are loaded\n"
+	       "    lowtrace_drops_total{probe}, lowtrace_missed_total{probe} (events the\n"
+	       "    kernel skipped the probe for), and for the aggregate probes that are loaded\n"
 	       "    lowtrace_syscalls_total{name}, lowtrace_syscall_latency_seconds,\n"
 	       "    lowtrace_runq_latency_seconds, lowtrace_bio_latency_seconds{device,op}\n"
 	       "    (histograms: cumulative _bucket{le}, _sum, _count). Other paths get 404,\n"

@@ -45,6 +45,8 @@ struct server {
 	struct lt_handles h;
 	struct lt_stats_reader sr;
 	bool loaded[LT_PROBE_SLOTS];
+	struct lt_counts counts[LT_PROBE_SLOTS]; /* per row of lt_probes, this scrape */
+	bool have[LT_PROBE_SLOTS];
 	struct lt_agg *agg[LT_PROBE_SLOTS];
 	struct lt_hist *by_nr; /* NSYSCALLS, summed over processes */
 	struct lt_hist all; /* every syscall */
@@ -98,38 +100,45 @@ static void help_type(struct lt_buf *b, const char *name, const char *type, cons
 }
 
 /* the whole exposition into s->body; an error status when the suite is gone */
+static void put_counter(struct lt_buf *b, const char *metric, const char *probe, uint64_t v)
+{
+	lt_put_s(b, metric);
+	lt_put_s(b, "{probe=\"");
+	lt_put_s(b, probe);
+	lt_put_s(b, "\"} ");
+	lt_put_u64(b, v);
+	lt_put_c(b, '\n');
+}
+
 static int scrape(struct server *s)
 {
 	struct lt_buf *b = &s->body;
-	struct lt_stat st;
+	struct lt_counts *st = s->counts;
 
 	b->len = 0;
 	if (lt_pinned_gone(&s->h))
 		return 503;
+	for (size_t i = 0; i < lt_nprobes; i++)
+		s->have[i] =
+			s->loaded[lt_probes[i].id] && !lt_stats_read(&s->sr, &lt_probes[i], &st[i]);
 	help_type(b, "lowtrace_events_total", "counter",
 		  "Records written to the ring (record probes) or histogram updates (aggregate "
 		  "probes), per probe.");
-	for (size_t i = 0; i < lt_nprobes; i++) {
-		if (!s->loaded[lt_probes[i].id] || lt_stats_read(&s->sr, &lt_probes[i], &st))
-			continue;
-		lt_put_s(b, "lowtrace_events_total{probe=\"");
-		lt_put_s(b, lt_probes[i].name);
-		lt_put_s(b, "\"} ");
-		lt_put_u64(b, st.events);
-		lt_put_c(b, '\n');
-	}
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (s->have[i])
+			put_counter(b, "lowtrace_events_total", lt_probes[i].name, st[i].events);
 	help_type(b, "lowtrace_drops_total", "counter",
 		  "Records the kernel could not write (ring full) or updates it could not make "
 		  "(map full), per probe.");
-	for (size_t i = 0; i < lt_nprobes; i++) {
-		if (!s->loaded[lt_probes[i].id] || lt_stats_read(&s->sr, &lt_probes[i], &st))
-			continue;
-		lt_put_s(b, "lowtrace_drops_total{probe=\"");
-		lt_put_s(b, lt_probes[i].name);
-		lt_put_s(b, "\"} ");
-		lt_put_u64(b, st.drops);
-		lt_put_c(b, '\n');
-	}
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (s->have[i])
+			put_counter(b, "lowtrace_drops_total", lt_probes[i].name, st[i].drops);
+	help_type(b, "lowtrace_missed_total", "counter",
+		  "Events the kernel skipped the probe for (it was already running on that CPU) "
+		  "and no fallback took over, per probe.");
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (s->have[i])
+			put_counter(b, "lowtrace_missed_total", lt_probes[i].name, st[i].missed);
 	if (s->agg[LT_PROBE_SYSCALLS]) {
 		memset(s->by_nr, 0, NSYSCALLS * sizeof(*s->by_nr));
 		memset(&s->all, 0, sizeof(s->all));
@@ -314,7 +323,7 @@ int lt_metrics_serve(const struct metrics_opts *o)
 	err = lt_open_pinned(&s.h, false);
 	if (err)
 		return err;
-	err = lt_stats_open(&s.sr, s.h.stats_fd);
+	err = lt_stats_open(&s.sr, &s.h);
 	for (size_t i = 0; !err && i < lt_nprobes; i++) {
 		s.loaded[lt_probes[i].id] = st.probe[lt_probes[i].id].loaded;
 		if (lt_probes[i].map && s.loaded[lt_probes[i].id])

@@ -467,7 +467,7 @@ const struct lt_probe lt_probes[] = {
 	  .text = oom_text,
 	  .about = "OOM kills: victim, its resident pages, the trigger (tp_btf)" },
 	{ .name = "tcp",
-	  .progs = { "lt_tcp" },
+	  .progs = { "lt_tcp", "lt_tcp_nest" },
 	  .id = LT_PROBE_TCP,
 	  .type = LT_TYPE_TCP,
 	  .rec_size = sizeof(struct lt_tcp),
@@ -549,6 +549,13 @@ const struct lt_probe *lt_probe_by_name(const char *name, size_t len)
 const char *lt_link_name(const char *prog)
 {
 	return strncmp(prog, "lt_", 3) ? prog : prog + 3;
+}
+
+bool lt_prog_is_fallback(const char *prog)
+{
+	size_t n = strlen(prog);
+
+	return n > 5 && !strcmp(prog + n - 5, "_nest");
 }
 
 const struct lt_probe *lt_probe_by_type(unsigned int type)

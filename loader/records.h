@@ -31,7 +31,9 @@ typedef void (*lt_enc_fn)(struct lt_buf *b, const struct lt_rec *r);
 struct lt_probe {
 	const char *name; /* CLI name */
 	/* its BPF programs in the object, the main one first; each link is pinned as
-	 * links/NAME, NAME = the program's name without "lt_" */
+	 * links/NAME, NAME = the program's name without "lt_". One named *_nest is
+	 * attached after the main one and takes over the events the kernel skipped
+	 * the main one for (it counts them as lt_stat.recovered). */
 	const char *progs[LT_PROBE_PROGS];
 	enum lt_probe_id id; /* slot in lt_stats */
 	enum lt_type type; /* record type it writes; 0: an aggregate probe (no records) */
@@ -54,6 +56,8 @@ const struct lt_probe *lt_probe_by_name(const char *name, size_t len);
 const struct lt_probe *lt_probe_by_type(unsigned int type);
 /* The pin name of a program's link: its name without the "lt_" prefix. */
 const char *lt_link_name(const char *prog);
+/* Is it a *_nest fallback program? */
+bool lt_prog_is_fallback(const char *prog);
 
 /* Decoder counters: nothing is rejected silently. */
 struct lt_decode_stats {

@@ -37,6 +37,8 @@ struct conn {
 	__u8 owner_known; /* pid/tid/comm were taken in process context */
 	__u8 keep; /* the owner passed the filters */
 	__u8 syn_acked; /* connect side, established: bytes_acked counted our SYN */
+	__u8 last; /* the last state lt_tcp saw: lt_tcp_nest compares */
+	__u8 _pad[7];
 	char comm[LT_COMM_LEN];
 	struct lt_tcp_addr addr; /* taken at ESTABLISHED: by CLOSE the port may be released */
 };
@@ -80,18 +82,16 @@ static __always_inline int fill_addr(struct lt_tcp_addr *a, const struct sock *s
 	return 0;
 }
 
-SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
+static __always_inline void tcp_state(const struct sock *sk, int oldstate, int newstate)
 {
 	__u64 key = (__u64)sk;
 	struct conn *c, n = {};
 	struct tcp_sock *tp;
 	struct lt_tcp *r;
 
-	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
-		return 0;
 	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_) {
 		n.start_ns = bpf_ktime_get_ns();
+		n.last = newstate;
 		if (newstate == TCP_SYN_SENT_) {
 			n.direction = LT_TCP_CONNECT;
 			own(&n); /* connect(): process context */
@@ -100,22 +100,23 @@ int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 			n.keep = !lt_cfg_tgid && !lt_cfg_cgroup_id; /* until the owner is seen */
 		}
 		bpf_map_update_elem(&lt_tcp_conns, &key, &n, BPF_ANY);
-		return 0;
+		return;
 	}
 	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
 	if (!c)
-		return 0; /* opened before the probe was loaded */
+		return; /* opened before the probe was loaded */
+	c->last = newstate;
 	if (newstate == TCP_ESTABLISHED_) {
 		fill_addr(&c->addr, sk);
 		c->syn_acked = oldstate == TCP_SYN_SENT_;
-		return 0;
+		return;
 	}
 	if (!c->owner_known && (newstate == TCP_FIN_WAIT1_ || newstate == TCP_LAST_ACK_)) {
 		own(c); /* close() of an accepted socket */
-		return 0;
+		return;
 	}
 	if (newstate != TCP_CLOSE_)
-		return 0;
+		return;
 	if (!c->keep)
 		goto out;
 	r = lt_reserve(LT_PROBE_TCP, sizeof(*r));
@@ -155,6 +156,45 @@ int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 	lt_submit(LT_PROBE_TCP, r);
 out:
 	bpf_map_delete_elem(&lt_tcp_conns, &key);
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
+{
+	if (BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
+		tcp_state(sk, oldstate, newstate);
+	return 0;
+}
+
+/*
+ * The kernel skips a program that fires while it is still running on the same
+ * CPU, and only counts it (a recursion miss): a softirq's state change inside a
+ * process-context one, or, on kernels whose tracepoints are preemptible, another
+ * task's. That event would be lost. This second program on the same hook runs
+ * after lt_tcp for every change and takes over the ones lt_tcp did not see. A
+ * socket's changes are serialized by its lock, so the `last` state lt_tcp left
+ * in the socket's entry tells exactly whether lt_tcp ran for this one.
+ */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(lt_tcp_nest, const struct sock *sk, int oldstate, int newstate)
+{
+	__u64 key = (__u64)sk;
+	struct lt_stat *st;
+	struct conn *c;
+
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_) {
+		if (c && c->last == newstate)
+			return 0;
+	} else if (!c || c->last == newstate) {
+		return 0; /* lt_tcp saw it, or there is nothing to do */
+	}
+	tcp_state(sk, oldstate, newstate);
+	st = lt_stat_slot(LT_PROBE_TCP);
+	if (st)
+		st->recovered++;
 	return 0;
 }
 

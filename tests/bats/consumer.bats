@@ -200,14 +200,14 @@ release_forker() {
 	run -0 status_json
 	local st=$output
 	# the forker forked 300 times and exited once; nothing else passes --pid
-	run -0 jq -c '[.probes[] | select(.loaded) | [.name, .events + .drops]]' <<<"$st"
-	assert_output '[["exec",0],["exit",1],["fork",300]]'
+	run -0 jq -c '[.probes[] | select(.loaded) | [.name, .events + .drops, .missed]]' <<<"$st"
+	assert_output '[["exec",0,0],["exit",1,0],["fork",300,0]]'
 	run -0 jq -e '.probes[] | select(.name == "fork") | .drops > 0 and .events > 0' <<<"$st"
 	# the text status shows the same drops
 	local fdrops
 	fdrops=$(jq -r '.probes[] | select(.name == "fork") | .drops' <<<"$st")
 	run -0 "$LT" status
-	assert_line --regexp "^fork +tp_btf +[0-9]+ +[0-9]+ +$fdrops\$"
+	assert_line --regexp "^fork +tp_btf +[0-9]+ +[0-9]+ +$fdrops +0\$"
 
 	# the ring holds exactly the records that were counted as written
 	local written

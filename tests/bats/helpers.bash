@@ -18,8 +18,8 @@ PIN=/sys/fs/bpf/lowtrace
 # programs, and the link pins (one per program: its name without "lt_")
 DEFAULT_PROBES=(exec exit fork signal oom tcp tcp_retrans)
 ALL_PROBES=("${DEFAULT_PROBES[@]}" open syscalls runq bio) # the opt-in ones after the default ones
-DEFAULT_PROGS="lt_exec lt_exit lt_fork lt_oom lt_oom_kill lt_signal lt_tcp lt_tcp_retrans" # sorted
-DEFAULT_LINKS="exec exit fork oom oom_kill signal tcp tcp_retrans"
+DEFAULT_PROGS="lt_exec lt_exit lt_fork lt_oom lt_oom_kill lt_signal lt_tcp lt_tcp_nest lt_tcp_retrans" # sorted
+DEFAULT_LINKS="exec exit fork oom oom_kill signal tcp tcp_nest tcp_retrans"
 
 # default_status JQ: a JSON array of JQ applied to each default probe name
 default_status() {
@@ -239,7 +239,17 @@ wait_record() {
 		sleep 0.1
 	done
 	echo "no record matching '$2' in $1 after ${3:-10}s" >&2
+	record_context "$1"
 	return 1
+}
+
+# record_context FILE: what a reader of a failed wait needs: the file's last
+# records, the consumer's stderr and the suite's counters
+record_context() {
+	echo "last records of $1:" >&2
+	tail -n 12 "$1" | cut -c1-400 | sed 's/^/  /' >&2
+	[ ! -s "$1.err" ] || sed 's/^/  stderr: /' "$1.err" >&2
+	[ ! -d "$PIN" ] || "$LT" status 2>&1 | sed 's/^/  /' >&2
 }
 
 # count_records FILE JQ-CONDITION

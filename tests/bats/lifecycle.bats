@@ -16,14 +16,14 @@ prog_ids_of() {
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
-	assert_line -n 3 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS$'
+	assert_line -n 3 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$'
 	local i name id
 	i=4
 	for name in "${DEFAULT_PROBES[@]}"; do
 		id=$(prog_ids_of "lt_$name")
 		[ -n "$id" ]
 		[ "$(wc -w <<<"$id")" = 1 ]
-		assert_line -n $i --regexp "^$name +tp_btf +$id +[0-9]+ +0\$"
+		assert_line -n $i --regexp "^$name +tp_btf +$id +[0-9]+ +0 +0\$"
 		i=$((i + 1))
 	done
 	# the opt-in ones are listed as not loaded
@@ -88,7 +88,7 @@ prog_ids_of() {
 
 @test "load --probes exec: only exec attached and loaded, status shows the others as not loaded" {
 	run -0 "$LT" load --probes exec
-	assert_line --regexp '^exec +tp_btf +[0-9]+ +[0-9]+ +[0-9]+$'
+	assert_line --regexp '^exec +tp_btf +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$'
 	# (the text pads the HOOK column even when nothing follows)
 	assert_line --regexp '^exit +- *$'
 	assert_line --regexp '^fork +- *$'
@@ -250,7 +250,7 @@ prog_ids_of() {
 @test "-v load: same summary on stdout, libbpf's messages on stderr" {
 	run --separate-stderr -0 "$LT" -v load --probes exec
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
-	assert_line --regexp '^exec +tp_btf +[0-9]+ +[0-9]+ +0$'
+	assert_line --regexp '^exec +tp_btf +[0-9]+ +[0-9]+ +0 +0$'
 	[[ "$stderr" == *"libbpf: "* ]]
 	run --separate-stderr -0 "$LT" --verbose unload
 	assert_output "unloaded: removed /sys/fs/bpf/lowtrace"

@@ -67,6 +67,9 @@ for _ in range(3000): os.getppid()'
 	run -0 promtool check metrics <"$body"
 	run -0 grep -E '^lowtrace_events_total\{probe="exec"\} [0-9]+$' "$body"
 	run -0 grep -E '^lowtrace_drops_total\{probe="syscalls"\} 0$' "$body"
+	# one missed counter per loaded probe (the same number status shows)
+	run -0 grep -cE '^lowtrace_missed_total\{probe="(exec|exit|syscalls|runq|bio)"\} [0-9]+$' "$body"
+	assert_output 5
 	local n
 	n=$(sed -nE 's/^lowtrace_syscalls_total\{name="getppid"\} ([0-9]+)$/\1/p' "$body")
 	[ "${n:-0}" -ge 3000 ] || fail "getppid count: '$n'"

@@ -51,7 +51,7 @@ opened() { awk -v n="$1" '$1 == n { print $2 }' <<<"$OPENED"; }
 	run -0 "$LT" load
 	assert_line --regexp '^open +- *$'
 	run -0 "$LT" load --replace --probes open
-	assert_line --regexp '^open +tp_btf +[0-9]+ +[0-9]+ +[0-9]+$'
+	assert_line --regexp '^open +tp_btf +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$'
 }
 
 @test "openat, a missing file, a dirfd-relative path, open(2) and openat2: exact records" {

@@ -70,7 +70,7 @@ static const struct member members[] = {
 	M(lt_sys_key, nr),	  M(lt_sys_key, pid),	    M(lt_bio_key, dev),
 	M(lt_bio_key, op),	  M(lt_bio_key, _pad0),
 
-	M(lt_stat, events),	  M(lt_stat, drops),
+	M(lt_stat, events),	  M(lt_stat, drops),	    M(lt_stat, recovered),
 
 	M(lt_task, hdr),	  M(lt_task, comm),
 
