@@ -588,13 +588,22 @@ static int pinned_prog_fd(const char *prog)
 
 int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
 {
+	struct bpf_map_info mi = {};
+	__u32 mlen = sizeof(mi);
+
 	memset(r->prog_fd, -1, sizeof(r->prog_fd));
+	r->percpu = NULL;
 	r->fd = h->stats_fd;
 	r->ncpu = libbpf_num_possible_cpus();
 	if (r->ncpu <= 0)
 		return lt_error(LT_FAIL, "cannot count possible CPUs");
-	/* lt_stat is 24 bytes: already the 8-byte per-CPU stride the kernel uses */
-	r->percpu = calloc(r->ncpu, sizeof(struct lt_stat));
+	/* the suite may come from another lowtrace: its lt_stat may be smaller
+	 * (older) or larger (newer); read what both know, per CPU */
+	r->vsize = sizeof(struct lt_stat);
+	if (bpf_obj_get_info_by_fd(r->fd, &mi, &mlen) == 0 && mi.value_size)
+		r->vsize = mi.value_size;
+	r->stride = (r->vsize + 7) & ~7u;
+	r->percpu = calloc(r->ncpu, r->stride);
 	if (!r->percpu)
 		return lt_error(LT_FAIL, "out of memory");
 	for (size_t i = 0; i < lt_nprobes; i++) {
@@ -623,9 +632,13 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 	if (bpf_map_lookup_elem(r->fd, &key, r->percpu))
 		return -errno;
 	for (int c = 0; c < r->ncpu; c++) {
-		sum->events += r->percpu[c].events;
-		sum->drops += r->percpu[c].drops;
-		sum->recovered += r->percpu[c].recovered;
+		struct lt_stat v = {};
+
+		memcpy(&v, (char *)r->percpu + (size_t)c * r->stride,
+		       r->vsize < sizeof(v) ? r->vsize : sizeof(v));
+		sum->events += v.events;
+		sum->drops += v.drops;
+		sum->recovered += v.recovered;
 	}
 	for (int k = 0; k < LT_PROBE_PROGS && p->progs[k]; k++) {
 		struct bpf_prog_info pi = {};

@@ -89,7 +89,9 @@ struct lt_counts {
 struct lt_stats_reader {
 	int fd;
 	int ncpu;
-	struct lt_stat *percpu;
+	uint32_t vsize; /* the map's value size: lt_stat of the lowtrace that loaded it */
+	uint32_t stride; /* one CPU's value: vsize rounded up to 8 */
+	void *percpu;
 	int prog_fd[LT_PROBE_SLOTS][LT_PROBE_PROGS]; /* -1: not attached */
 };
 int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h);
