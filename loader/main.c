@@ -677,46 +677,47 @@ static uint64_t now_ms(void)
 	return ts.tv_sec * 1000ull + ts.tv_nsec / 1000000;
 }
 
+/* One probe's growth of a counter into a " name=+N" list. */
+struct growth {
+	char list[256];
+	size_t len;
+	uint64_t total;
+};
+
+static void grew(struct growth *g, const char *probe, uint64_t now, uint64_t before)
+{
+	if (now <= before)
+		return;
+	g->total += now - before;
+	g->len += snprintf(g->list + g->len, sizeof(g->list) - g->len, " %s=+%llu", probe,
+			   (unsigned long long)(now - before));
+	if (g->len >= sizeof(g->list))
+		g->len = sizeof(g->list) - 1;
+}
+
 /* Report drops and misses that grew since the last look: nothing is lost silently. */
 static void report_losses(struct lt_stats_reader *sr, struct lt_counts *last)
 {
-	char drops[256], missed[256];
-	size_t dlen = 0, mlen = 0;
-	uint64_t dtotal = 0, mtotal = 0;
+	struct growth drops = {}, missed = {};
 
-	drops[0] = missed[0] = '\0';
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		struct lt_counts st;
 		struct lt_counts *l = &last[lt_probes[i].id];
 
 		if (lt_stats_read(sr, &lt_probes[i], &st))
 			continue;
-		if (st.drops > l->drops) {
-			dtotal += st.drops - l->drops;
-			dlen += snprintf(drops + dlen, sizeof(drops) - dlen, " %s=+%llu",
-					 lt_probes[i].name,
-					 (unsigned long long)(st.drops - l->drops));
-			if (dlen >= sizeof(drops))
-				dlen = sizeof(drops) - 1;
-		}
-		if (st.missed > l->missed) {
-			mtotal += st.missed - l->missed;
-			mlen += snprintf(missed + mlen, sizeof(missed) - mlen, " %s=+%llu",
-					 lt_probes[i].name,
-					 (unsigned long long)(st.missed - l->missed));
-			if (mlen >= sizeof(missed))
-				mlen = sizeof(missed) - 1;
-		}
+		grew(&drops, lt_probes[i].name, st.drops, l->drops);
+		grew(&missed, lt_probes[i].name, st.missed, l->missed);
 		*l = st;
 	}
-	if (dtotal)
+	if (drops.total)
 		fprintf(stderr, "lowtrace: kernel dropped %llu records (ring full):%s\n",
-			(unsigned long long)dtotal, drops);
-	if (mtotal)
+			(unsigned long long)drops.total, drops.list);
+	if (missed.total)
 		fprintf(stderr,
 			"lowtrace: kernel skipped probes %llu times (already running on that CPU; "
 			"records may be missing):%s\n",
-			(unsigned long long)mtotal, missed);
+			(unsigned long long)missed.total, missed.list);
 }
 
 /*

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,45 +101,46 @@ static void help_type(struct lt_buf *b, const char *name, const char *type, cons
 }
 
 /* the whole exposition into s->body; an error status when the suite is gone */
-static void put_counter(struct lt_buf *b, const char *metric, const char *probe, uint64_t v)
+/* One counter family: a sample per loaded probe, from its lt_counts at `off`. */
+static void put_counters(struct server *s, const char *metric, const char *help, size_t off)
 {
-	lt_put_s(b, metric);
-	lt_put_s(b, "{probe=\"");
-	lt_put_s(b, probe);
-	lt_put_s(b, "\"} ");
-	lt_put_u64(b, v);
-	lt_put_c(b, '\n');
+	struct lt_buf *b = &s->body;
+
+	help_type(b, metric, "counter", help);
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		if (!s->have[i])
+			continue;
+		lt_put_s(b, metric);
+		lt_put_s(b, "{probe=\"");
+		lt_put_s(b, lt_probes[i].name);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, *(const uint64_t *)((const char *)&s->counts[i] + off));
+		lt_put_c(b, '\n');
+	}
 }
 
 static int scrape(struct server *s)
 {
 	struct lt_buf *b = &s->body;
-	struct lt_counts *st = s->counts;
 
 	b->len = 0;
 	if (lt_pinned_gone(&s->h))
 		return 503;
 	for (size_t i = 0; i < lt_nprobes; i++)
-		s->have[i] =
-			s->loaded[lt_probes[i].id] && !lt_stats_read(&s->sr, &lt_probes[i], &st[i]);
-	help_type(b, "lowtrace_events_total", "counter",
-		  "Records written to the ring (record probes) or histogram updates (aggregate "
-		  "probes), per probe.");
-	for (size_t i = 0; i < lt_nprobes; i++)
-		if (s->have[i])
-			put_counter(b, "lowtrace_events_total", lt_probes[i].name, st[i].events);
-	help_type(b, "lowtrace_drops_total", "counter",
-		  "Records the kernel could not write (ring full) or updates it could not make "
-		  "(map full), per probe.");
-	for (size_t i = 0; i < lt_nprobes; i++)
-		if (s->have[i])
-			put_counter(b, "lowtrace_drops_total", lt_probes[i].name, st[i].drops);
-	help_type(b, "lowtrace_missed_total", "counter",
-		  "Events the kernel skipped the probe for (it was already running on that CPU) "
-		  "and no fallback took over, per probe.");
-	for (size_t i = 0; i < lt_nprobes; i++)
-		if (s->have[i])
-			put_counter(b, "lowtrace_missed_total", lt_probes[i].name, st[i].missed);
+		s->have[i] = s->loaded[lt_probes[i].id] &&
+			     !lt_stats_read(&s->sr, &lt_probes[i], &s->counts[i]);
+	put_counters(s, "lowtrace_events_total",
+		     "Records written to the ring (record probes) or histogram updates (aggregate "
+		     "probes), per probe.",
+		     offsetof(struct lt_counts, events));
+	put_counters(s, "lowtrace_drops_total",
+		     "Records the kernel could not write (ring full) or updates it could not make "
+		     "(map full), per probe.",
+		     offsetof(struct lt_counts, drops));
+	put_counters(s, "lowtrace_missed_total",
+		     "Events the kernel skipped the probe for (it was already running on that CPU) "
+		     "and no fallback took over, per probe.",
+		     offsetof(struct lt_counts, missed));
 	if (s->agg[LT_PROBE_SYSCALLS]) {
 		memset(s->by_nr, 0, NSYSCALLS * sizeof(*s->by_nr));
 		memset(&s->all, 0, sizeof(s->all));
