@@ -102,12 +102,12 @@ PY
 }
 
 # in_netns ARGS: python3 tcp.py ARGS in a new network namespace with lo up;
-# sets NS_PID (the python's pid) and PORTS ("server client")
+# sets NS_PID (the python's pid) and PORTS ("server client"); waits NS_WAIT s (30)
 in_netns() {
 	unshare -n bash -c 'ip link set lo up && exec python3 "$@"' bash "$PY" "$@" \
 		>"$BATS_TEST_TMPDIR/ports" 3>&- &
 	NS_PID=$!
-	wait_rc "$NS_PID" 30
+	wait_rc "$NS_PID" "${NS_WAIT:-30}"
 	assert_equal "$RC" 0
 	PORTS=$(cat "$BATS_TEST_TMPDIR/ports")
 }
@@ -187,7 +187,7 @@ in_netns() {
 	# those over. Where nothing is skipped, both counters stay 0.
 	run -0 "$LT" load --probes tcp
 	events_bg "$OUT" --json
-	in_netns storm 600
+	NS_WAIT=90 in_netns storm 600
 	wait_record "$OUT" ".pid == $NS_PID" 10
 	local i n=0
 	for ((i = 0; i < 100; i++)); do
