@@ -10,6 +10,7 @@
  * context, where the current task is unrelated: the owner is taken in
  * process context only (connect's SYN_SENT; the close() of an accepted
  * socket, FIN_WAIT1 or LAST_ACK), and the filters are applied to it.
+ * lt_tcp_nest (below) takes over the changes the kernel skipped lt_tcp for.
  */
 #include "lt_common.bpf.h"
 #include <bpf/bpf_endian.h>
