@@ -20,6 +20,8 @@
 #define LT_COMM_LEN 16
 #define LT_FILENAME_MAX 256
 #define LT_ARGS_MAX 1024
+/* the ring buffer map's size unless the loader sets another (load --ringbuf-size) */
+#define LT_RINGBUF_DEFAULT (1u << 20)
 
 /* Record types: stable numbers, never reused. */
 enum lt_type {

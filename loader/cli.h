@@ -6,9 +6,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* "--opt VALUE" as an unsigned number <= max (K/M/G suffixes if `suffix`); prints the error */
-int lt_parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out);
-
 int cmd_profile(int argc, char **argv); /* profile.c */
 int cmd_alloc(int argc, char **argv);
 

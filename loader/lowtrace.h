@@ -1,7 +1,23 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Exit codes and error reporting shared by every layer of the loader. */
+/*
+ * What every layer of the loader shares: exit codes, error and info lines,
+ * number parsing, the stop signals and the clock. No libbpf here.
+ *
+ * Two conventions hold across the loader:
+ * - Commands, and the functions that print their own error, return an enum
+ *   lt_exit_code: the error line is already on stderr, the caller passes the
+ *   code up unchanged.
+ * - Readers (functions that read maps, files or the ring and print nothing)
+ *   return 0 or -errno; callers print strerror(-ret) and never read `errno`
+ *   after them.
+ */
 #ifndef LOWTRACE_H
 #define LOWTRACE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
 
 #define LT_PIN_ROOT "/sys/fs/bpf"
 #define LT_PIN_DIR LT_PIN_ROOT "/lowtrace"
@@ -18,7 +34,25 @@ enum lt_exit_code {
 
 /* Print "lowtrace: <message>" as one line on stderr; returns `code`. */
 int lt_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same line for news that is not an error (the suite was unloaded, ...). */
+void lt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* -v: libbpf's messages, including the verifier log */
 extern int lt_verbose;
+
+/* "OPT VALUE" as an unsigned number <= max (K/M/G suffixes if `suffix`); prints the error */
+int lt_parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out);
+
+/* SIGINT and SIGTERM set lt_stop (SIGPIPE is ignored: a closed reader is a write error). */
+extern volatile sig_atomic_t lt_stop;
+void lt_catch_stop(void);
+/* Sleep `secs` seconds in 100 ms steps; false when a stop signal came first. */
+bool lt_sleep_s(uint64_t secs);
+
+uint64_t lt_now_ns(clockid_t clock);
+static inline uint64_t lt_now_ms(void)
+{
+	return lt_now_ns(CLOCK_MONOTONIC) / 1000000;
+}
 
 #endif

@@ -24,21 +24,8 @@
 #define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
 #define POLL_MS 100 /* producers wake us only when the ring fills: the latency bound */
 
-int lt_verbose;
 static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig);
-
-int lt_error(int code, const char *fmt, ...)
-{
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "lowtrace: %s\n", msg);
-	return code;
-}
 
 static const char main_help[] =
 	"NAME\n"
@@ -194,36 +181,6 @@ static void help_run(void)
 	       "OPTIONS\n%s%s\n",
 	       load_opts_help, events_opts_help);
 	print_probes(stdout);
-}
-
-/* Strict unsigned parse with optional K/M/G suffix (when `suffix`). */
-int lt_parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	if (!*s || *s == '-' || *s == '+')
-		goto bad;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		goto bad;
-	if (suffix && *end && !end[1]) {
-		unsigned int shift = *end == 'K' || *end == 'k'	  ? 10
-				     : *end == 'M' || *end == 'm' ? 20
-				     : *end == 'G' || *end == 'g' ? 30
-								  : 0;
-		if (!shift || v > (~0ull >> shift))
-			goto bad;
-		v <<= shift;
-		end++;
-	}
-	if (*end || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	return lt_error(LT_USAGE, "%s: invalid value '%s'", opt, s);
 }
 
 static int parse_probes(const char *s, uint64_t *mask, bool by_type)

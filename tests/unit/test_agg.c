@@ -18,20 +18,6 @@
 #include "lowtrace.h"
 #include "tap.h"
 
-int lt_verbose;
-
-int lt_error(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "# lowtrace: ");
-	vfprintf(stderr, fmt, ap);
-	fprintf(stderr, "\n");
-	va_end(ap);
-	return code;
-}
-
 #include "alloc_count.h"
 
 #define KEYS 1000

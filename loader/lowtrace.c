@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Error lines, number parsing, stop signals and the clock, for every layer. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "lowtrace.h"
+
+int lt_verbose;
+volatile sig_atomic_t lt_stop;
+
+static void vline(const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "lowtrace: %s\n", msg);
+}
+
+int lt_error(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline(fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void lt_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline(fmt, ap);
+	va_end(ap);
+}
+
+/* Strict unsigned parse with optional K/M/G suffix (when `suffix`). */
+int lt_parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (!*s || *s == '-' || *s == '+')
+		goto bad;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		goto bad;
+	if (suffix && *end && !end[1]) {
+		unsigned int shift = *end == 'K' || *end == 'k'	  ? 10
+				     : *end == 'M' || *end == 'm' ? 20
+				     : *end == 'G' || *end == 'g' ? 30
+								  : 0;
+		if (!shift || v > (~0ull >> shift))
+			goto bad;
+		v <<= shift;
+		end++;
+	}
+	if (*end || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return lt_error(LT_USAGE, "%s: invalid value '%s'", opt, s);
+}
+
+static void on_stop(int sig)
+{
+	lt_stop = sig;
+}
+
+void lt_catch_stop(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	lt_stop = 0;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+bool lt_sleep_s(uint64_t secs)
+{
+	for (uint64_t t = 0; t < secs * 10 && !lt_stop; t++)
+		usleep(100000);
+	return !lt_stop;
+}
+
+uint64_t lt_now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Every option of every command, described once, and the one parser. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lowtrace.h"
+#include "opts.h"
+#include "records.h"
+
+enum kind { FLAG, STR, NUM };
+enum zero { ZERO_OK, ZERO_INVALID, ZERO_AT_LEAST_1 };
+
+struct opt_desc {
+	const char *name; /* --name */
+	int key; /* enum lt_opt_key; a short letter is also the option -k */
+	enum kind kind;
+	/* NUM: the label its errors name, the largest value, K/M/G suffixes, what 0 means */
+	const char *label;
+	uint64_t max;
+	bool suffix;
+	enum zero zero;
+};
+
+#define OPT(n, k, t)                           \
+	{                                      \
+		.name = n, .key = k, .kind = t \
+	}
+#define OPT_NUM(n, k, m, sfx, z)                                                            \
+	{                                                                                   \
+		.name = n, .key = k, .kind = NUM, .label = "--" n, .max = m, .suffix = sfx, \
+		.zero = z                                                                   \
+	}
+
+static const struct opt_desc descs[] = {
+	OPT("probes", LT_O_PROBES, STR),
+	OPT_NUM("pid", LT_O_PID, 0x3fffffff, false, ZERO_INVALID),
+	OPT("cgroup", LT_O_CGROUP, STR),
+	OPT_NUM("ringbuf-size", LT_O_RINGBUF, 1u << 30, true, ZERO_OK),
+	OPT("replace", LT_O_REPLACE, FLAG),
+	OPT("per-pid", LT_O_PER_PID, FLAG),
+	OPT("json", LT_O_JSON, FLAG),
+	OPT("text", LT_O_TEXT, FLAG),
+	OPT("type", LT_O_TYPE, STR),
+	OPT_NUM("count", LT_O_COUNT, ~0ull, false, ZERO_AT_LEAST_1),
+	OPT_NUM("duration", LT_O_DURATION, 86400 * 365, false, ZERO_AT_LEAST_1),
+	OPT_NUM("interval", LT_O_INTERVAL, 86400, false, ZERO_AT_LEAST_1),
+	OPT("listen", LT_O_LISTEN, STR),
+	OPT("per-syscall-latency", LT_O_PER_SYS_LAT, FLAG),
+	OPT_NUM("rows", LT_O_ROWS, 1000, false, ZERO_AT_LEAST_1),
+	OPT_NUM("measure", LT_O_MEASURE, 3600, false, ZERO_AT_LEAST_1),
+	/* its errors say -F, the form profile -h shows */
+	{ .name = "frequency", .key = LT_O_FREQ, .kind = NUM, .label = "-F", .max = ~0u },
+	OPT("off-cpu", LT_O_OFF_CPU, FLAG),
+	OPT("format", LT_O_FORMAT, STR),
+	OPT("output", LT_O_OUTPUT, STR),
+	OPT_NUM("sample-bytes", LT_O_SAMPLE_BYTES, 1ull << 30, true, ZERO_AT_LEAST_1),
+	OPT("leaks", LT_O_LEAKS, FLAG),
+};
+#define NDESCS (sizeof(descs) / sizeof(descs[0]))
+
+static const struct opt_desc *desc_of(int key)
+{
+	for (size_t i = 0; i < NDESCS; i++)
+		if (descs[i].key == key)
+			return &descs[i];
+	return NULL;
+}
+
+int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
+		  void *ctx)
+{
+	/* every option is known to getopt, so one of another command is named as such */
+	static struct option longs[NDESCS + 2];
+	static char shorts[3 * NDESCS + 4];
+	const char *cmd = argv[0];
+	int o, err;
+
+	if (!longs[0].name) {
+		size_t n = 0;
+
+		strcpy(shorts, ":h");
+		n = strlen(shorts);
+		for (size_t i = 0; i < NDESCS; i++) {
+			longs[i] = (struct option){ descs[i].name,
+						    descs[i].kind == FLAG ? no_argument
+									  : required_argument,
+						    NULL, descs[i].key };
+			if (descs[i].key < 256) {
+				shorts[n++] = descs[i].key;
+				if (descs[i].kind != FLAG)
+					shorts[n++] = ':';
+			}
+		}
+		longs[NDESCS] = (struct option){ "help", no_argument, NULL, 'h' };
+		shorts[n] = 0;
+	}
+	optind = 1;
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		const struct opt_desc *d;
+		uint64_t num = 0;
+		bool ok = false;
+
+		if (o == 'h') {
+			help();
+			exit(LT_OK);
+		}
+		if (o == '?')
+			return lt_error(LT_USAGE, "%s: unknown option '%s' (see 'lowtrace %s -h')",
+					cmd, argv[optind - 1], cmd);
+		if (o == ':')
+			return lt_error(LT_USAGE, "%s: option '%s' needs a value", cmd,
+					argv[optind - 1]);
+		d = desc_of(o);
+		for (const int *k = keys; *k; k++)
+			ok |= *k == o;
+		if (!ok || !d)
+			return lt_error(
+				LT_USAGE,
+				"%s: option '--%s' does not apply here (see 'lowtrace %s -h')", cmd,
+				d ? d->name : "?", cmd);
+		if (d->kind == NUM) {
+			err = lt_parse_u64(d->label, optarg, d->suffix, d->max, &num);
+			if (err)
+				return err;
+			if (!num && d->zero == ZERO_INVALID)
+				return lt_error(LT_USAGE, "%s: invalid value '0'", d->label);
+			if (!num && d->zero == ZERO_AT_LEAST_1)
+				return lt_error(LT_USAGE, "%s: must be at least 1", d->label);
+		}
+		err = fn(ctx, o, d->kind == FLAG ? NULL : optarg, num);
+		if (err)
+			return err;
+	}
+	if (optind < argc)
+		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see 'lowtrace %s -h')",
+				cmd, argv[optind], cmd);
+	return LT_OK;
+}
+
+int lt_parse_probe_list(const char *s, bool by_type, uint64_t *mask)
+{
+	*mask = 0;
+	while (*s) {
+		size_t n = strcspn(s, ",");
+		const struct lt_probe *p = lt_probe_by_name(s, n);
+
+		if (!p) {
+			char known[256] = "";
+
+			for (size_t i = 0; i < lt_nprobes; i++) {
+				if ((by_type && !lt_probes[i].type) || lt_probes[i].cmd)
+					continue;
+				strcat(known, *known ? ", " : "");
+				strcat(known, lt_probes[i].name);
+			}
+			return lt_error(LT_USAGE, "unknown %s '%.*s' (known: %s)",
+					by_type ? "type" : "probe", (int)n, s, known);
+		}
+		if (p->cmd)
+			return lt_error(LT_USAGE, "probe '%s' is loaded by 'lowtrace %s', not here",
+					p->name, p->cmd);
+		if (by_type && !p->type)
+			return lt_error(LT_USAGE,
+					"--type %s: an aggregate probe writes no records (see "
+					"'lowtrace hist %s')",
+					p->name, p->name);
+		*mask |= by_type ? 1ull << p->type : 1ull << (p - lt_probes);
+		s += n;
+		if (*s == ',' && *++s == 0)
+			break;
+	}
+	if (!*mask)
+		return lt_error(LT_USAGE, "empty %s list", by_type ? "type" : "probe");
+	return LT_OK;
+}
+
+void lt_load_defaults(struct lt_load_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].dflt)
+			o->probes |= 1ull << i;
+	o->ringbuf_size = LT_RINGBUF_DEFAULT;
+}
+
+int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
+{
+	switch (key) {
+	case LT_O_PROBES:
+		return lt_parse_probe_list(arg, false, &o->probes);
+	case LT_O_PID:
+		o->pid = num;
+		return LT_OK;
+	case LT_O_CGROUP:
+		o->cgroup = arg;
+		return LT_OK;
+	case LT_O_RINGBUF:
+		if (num < 4096 || (num & (num - 1)))
+			return lt_error(
+				LT_USAGE,
+				"--ringbuf-size: %s is not a power of two between 4096 and 1G",
+				arg);
+		o->ringbuf_size = num;
+		return LT_OK;
+	case LT_O_REPLACE:
+		o->replace = true;
+		return LT_OK;
+	case LT_O_PER_PID:
+		o->sys_per_pid = true;
+		return LT_OK;
+	}
+	return -1;
+}

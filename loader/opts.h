@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one option parser. Every option of every command is described once
+ * in opts.c (name, short letter, value and its limits); a command lists the
+ * keys it takes and gets each parsed value through its callback. -h prints
+ * the command's help; unknown options, options of other commands, missing
+ * values, bad numbers and stray arguments get one line and LT_USAGE.
+ */
+#ifndef LT_OPTS_H
+#define LT_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "kernel.h"
+
+enum lt_opt_key {
+	/* short letters are their own keys */
+	LT_O_FREQ = 'F',
+	LT_O_PID = 'p',
+	LT_O_CGROUP = 'c',
+	LT_O_DURATION = 'd',
+	LT_O_FORMAT = 'f',
+	LT_O_OUTPUT = 'o',
+	/* long only */
+	LT_O_PROBES = 256,
+	LT_O_RINGBUF,
+	LT_O_REPLACE,
+	LT_O_PER_PID,
+	LT_O_JSON,
+	LT_O_TEXT,
+	LT_O_TYPE,
+	LT_O_COUNT,
+	LT_O_INTERVAL,
+	LT_O_LISTEN,
+	LT_O_PER_SYS_LAT,
+	LT_O_ROWS,
+	LT_O_MEASURE,
+	LT_O_OFF_CPU,
+	LT_O_SAMPLE_BYTES,
+	LT_O_LEAKS,
+};
+
+/*
+ * One option found: `arg` is its value as typed (NULL for a flag), `num` the
+ * value of a numeric option, already checked against its limits. Returns an
+ * exit code; anything but LT_OK stops the parse.
+ */
+typedef int (*lt_opt_fn)(void *ctx, int key, const char *arg, uint64_t num);
+
+/* argv[0] is the command's name; `keys` ends with 0. */
+int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
+		  void *ctx);
+
+/*
+ * The options `load` and `run` share (--probes --pid --cgroup --ringbuf-size
+ * --per-pid --replace) into struct lt_load_opts: LT_OK when `key` was one of
+ * them, -1 when it was not.
+ */
+int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num);
+/* What `load` attaches without --probes, and the ring size without --ringbuf-size. */
+void lt_load_defaults(struct lt_load_opts *o);
+
+/* A comma-separated probe list into a mask: bit i is lt_probes[i], or with `by_type` bit
+ * t is record type t (--type). Prints the error. */
+int lt_parse_probe_list(const char *s, bool by_type, uint64_t *mask);
+
+#endif
