@@ -30,13 +30,16 @@ BPF_SRCS := $(wildcard progs/*.bpf.c)
 BPF_OBJS := $(BUILD)/progs/common.bpf.o \
 	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
 # pure layers: no libbpf (the unit tests link these)
-CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c loader/prom.c \
-	loader/sym.c loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c
+CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/histfmt.c loader/prom.c \
+	loader/sym.c loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
-LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/metrics.o \
-	$(BUILD)/loader/profile.o $(BUILD)/loader/main.o
+# the commands (cmds.h) and main.c, above everything else
+CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
+	loader/metrics.c loader/profile.c
+LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o \
+	$(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # programs the profile/alloc tests observe: frame pointers everywhere (-O0)
@@ -125,7 +128,7 @@ $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 
 # ---- userspace ----
 $(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
-$(BUILD)/loader/main.o $(BUILD)/loader/metrics.o: $(BUILD)/lt_syscall_names.h
+$(BUILD)/loader/sysnames.o: $(BUILD)/lt_syscall_names.h
 
 $(BUILD)/loader/%.o: loader/%.c
 	@mkdir -p $(@D)

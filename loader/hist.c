@@ -1,121 +1,232 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Log2 histograms as text and JSON. */
-#include <stdbool.h>
+/* lowtrace hist: the log2 histograms of an aggregate probe, once or every --interval. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
-#include "hist.h"
+#include "cmds.h"
+#include "histfmt.h"
+#include "kernel.h"
+#include "lowtrace.h"
+#include "opts.h"
+#include "out.h"
+#include "records.h"
+#include "sysnames.h"
 
-#define BAR_WIDTH 40
-
-static int digits(uint64_t v)
+static void help_hist(void)
 {
-	int n = 1;
-
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
+	printf("NAME\n    lowtrace hist - print the latency histograms of an aggregate probe\n\n"
+	       "SYNOPSIS\n    lowtrace hist syscalls|runq|bio [--interval S] [--count N] "
+	       "[--json]\n\n"
+	       "DESCRIPTION\n"
+	       "    Reads the probe's per-CPU map from the pinned suite (load --probes ...,PROBE)\n"
+	       "    and prints log2 histograms in nanoseconds, counted since load: runq, one\n"
+	       "    histogram of run-queue latency; syscalls, one per syscall (and process,\n"
+	       "    with load --per-pid); bio, one per device (major:minor) and operation\n"
+	       "    (read, write, flush, discard, other), issue to completion. The most\n"
+	       "    frequent first. Bucket LO -> HI holds values LO <= v <= HI.\n\n"
+	       "OPTIONS\n"
+	       "    --interval S         print again every S seconds (until Ctrl-C or --count)\n"
+	       "    --count N            with --interval: stop after N prints\n"
+	       "    --json               one JSON object per print: {\"probe\", \"ts_ns\",\n"
+	       "                         \"histograms\": [{[\"syscall\", \"pid\",] \"count\", "
+	       "\"sum_ns\",\n"
+	       "                         \"buckets\": [{\"lo\", \"hi\" (exclusive), "
+	       "\"count\"}]}]}\n\n"
+	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded (or the probe not attached); 1 "
+	       "failure.\n");
 }
 
-/* v right-aligned in width columns */
-static void put_u64_w(struct lt_buf *b, uint64_t v, int width)
+struct hist_entry {
+	union {
+		struct lt_sys_key sys;
+		struct lt_bio_key bio;
+	} key;
+	struct lt_hist h;
+};
+
+struct hist_view {
+	const struct lt_probe *probe;
+	struct hist_entry *e; /* lt_agg_max_entries() of them, allocated once */
+	size_t n;
+	size_t cap;
+};
+
+static void hist_collect(void *ctx, const void *key, const struct lt_hist *sum)
 {
-	for (int pad = width - digits(v); pad > 0; pad--)
-		lt_put_c(b, ' ');
-	lt_put_u64(b, v);
-}
+	struct hist_view *v = ctx;
 
-/* v left-aligned in width columns */
-static void put_u64_l(struct lt_buf *b, uint64_t v, int width)
-{
-	size_t before = b->len;
-
-	lt_put_u64(b, v);
-	for (int pad = width - (int)(b->len - before); pad > 0; pad--)
-		lt_put_c(b, ' ');
-}
-
-static int used_range(const struct lt_hist *h, int *lo, int *hi)
-{
-	*lo = -1;
-	*hi = -1;
-	for (int i = 0; i < LT_HIST_SLOTS; i++) {
-		if (!h->slot[i])
-			continue;
-		if (*lo < 0)
-			*lo = i;
-		*hi = i;
-	}
-	return *lo >= 0;
-}
-
-void lt_hist_text(struct lt_buf *b, const char *title, const struct lt_hist *h)
-{
-	uint64_t max = 0;
-	int lo, hi;
-
-	lt_put_s(b, title);
-	lt_put_s(b, ": count ");
-	lt_put_u64(b, h->count);
-	lt_put_s(b, ", sum ");
-	lt_put_u64(b, h->sum_ns);
-	lt_put_s(b, " ns, mean ");
-	lt_put_u64(b, h->count ? h->sum_ns / h->count : 0);
-	lt_put_s(b, " ns\n");
-	if (!used_range(h, &lo, &hi))
+	if (!sum->count || v->n >= v->cap)
 		return;
-	for (int i = lo; i <= hi; i++)
-		if (h->slot[i] > max)
-			max = h->slot[i];
-	lt_put_s(b, "               nsecs                : count      distribution\n");
-	for (int i = lo; i <= hi; i++) {
-		int stars = max ? (int)(h->slot[i] * BAR_WIDTH / max) : 0;
+	memset(&v->e[v->n].key, 0, sizeof(v->e[v->n].key));
+	if (v->probe->id != LT_PROBE_RUNQ)
+		memcpy(&v->e[v->n].key, key, sizeof(v->e[v->n].key));
+	v->e[v->n].h = *sum;
+	v->n++;
+}
 
-		put_u64_w(b, lt_hist_lo(i), 16);
-		lt_put_s(b, " -> ");
-		if (i == LT_HIST_SLOTS - 1) {
-			lt_put_s(b, "inf             ");
-		} else {
-			put_u64_l(b, lt_hist_hi(i) - 1, 16);
-		}
-		lt_put_s(b, ": ");
-		put_u64_l(b, h->slot[i], 10);
-		lt_put_s(b, " |");
-		for (int s = 0; s < BAR_WIDTH; s++)
-			lt_put_c(b, s < stars ? '*' : ' ');
-		lt_put_s(b, "|\n");
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct hist_entry *x = a, *y = b;
+
+	return x->h.count < y->h.count ? 1 : x->h.count > y->h.count ? -1 : 0;
+}
+
+static void hist_print(struct hist_view *v, struct lt_out *out, bool json)
+{
+	struct lt_buf *b = &out->b;
+	char title[96], tmp[32];
+
+	if (json) {
+		lt_put_s(b, "{\"probe\":\"");
+		lt_put_s(b, v->probe->name);
+		lt_put_c(b, '"');
+		lt_json_u64(b, "ts_ns", lt_now_ms() * 1000000ull);
+		lt_json_key(b, "histograms");
+		lt_put_c(b, '[');
 	}
-}
+	for (size_t i = 0; i < v->n; i++) {
+		const struct hist_entry *e = &v->e[i];
 
-const char *lt_bio_op_name(unsigned int op)
-{
-	static const char *const names[] = { "read", "write", "flush", "discard", "other" };
-
-	return names[op <= LT_BIO_OTHER ? op : LT_BIO_OTHER];
-}
-
-void lt_hist_json(struct lt_buf *b, const struct lt_hist *h)
-{
-	bool first = true;
-
-	lt_json_u64(b, "count", h->count);
-	lt_json_u64(b, "sum_ns", h->sum_ns);
-	lt_json_key(b, "buckets");
-	lt_put_c(b, '[');
-	for (int i = 0; i < LT_HIST_SLOTS; i++) {
-		if (!h->slot[i])
+		if (b->cap - b->len < LT_HIST_ENC_MAX)
+			lt_out_flush(out);
+		if (json) {
+			lt_put_s(b, i ? ",{" : "{");
+			/* lt_hist_json starts with a comma: a first field here */
+			if (v->probe->id == LT_PROBE_SYSCALLS) {
+				lt_put_s(b, "\"syscall\":\"");
+				lt_put_s(b, lt_syscall_name(e->key.sys.nr, tmp, sizeof(tmp)));
+				lt_put_c(b, '"');
+				lt_json_u64(b, "pid", e->key.sys.pid);
+			} else if (v->probe->id == LT_PROBE_BIO) {
+				snprintf(tmp, sizeof(tmp), "%u:%u", e->key.bio.dev >> 20,
+					 e->key.bio.dev & 0xfffff);
+				lt_put_s(b, "\"device\":\"");
+				lt_put_s(b, tmp);
+				lt_put_s(b, "\",\"op\":\"");
+				lt_put_s(b, lt_bio_op_name(e->key.bio.op));
+				lt_put_c(b, '"');
+			} else {
+				lt_put_s(b, "\"probe\":\"runq\"");
+			}
+			lt_hist_json(b, &e->h);
+			lt_put_c(b, '}');
 			continue;
-		lt_put_s(b, first ? "{\"lo\":" : ",{\"lo\":");
-		first = false;
-		lt_put_u64(b, lt_hist_lo(i));
-		lt_put_s(b, ",\"hi\":");
-		if (i == LT_HIST_SLOTS - 1)
-			lt_put_s(b, "null");
+		}
+		if (v->probe->id == LT_PROBE_SYSCALLS && e->key.sys.pid)
+			snprintf(title, sizeof(title), "syscall %s pid %u",
+				 lt_syscall_name(e->key.sys.nr, tmp, sizeof(tmp)), e->key.sys.pid);
+		else if (v->probe->id == LT_PROBE_SYSCALLS)
+			snprintf(title, sizeof(title), "syscall %s",
+				 lt_syscall_name(e->key.sys.nr, tmp, sizeof(tmp)));
+		else if (v->probe->id == LT_PROBE_BIO)
+			snprintf(title, sizeof(title), "bio %u:%u %s", e->key.bio.dev >> 20,
+				 e->key.bio.dev & 0xfffff, lt_bio_op_name(e->key.bio.op));
 		else
-			lt_put_u64(b, lt_hist_hi(i));
-		lt_put_s(b, ",\"count\":");
-		lt_put_u64(b, h->slot[i]);
-		lt_put_c(b, '}');
+			snprintf(title, sizeof(title), "%s latency", v->probe->name);
+		lt_hist_text(b, title, &e->h);
+		lt_put_c(b, '\n');
 	}
-	lt_put_c(b, ']');
+	if (json)
+		lt_put_s(b, "]}\n");
+	else if (!v->n)
+		lt_put_s(b, "(no events yet)\n");
+	lt_out_flush(out);
+}
+
+struct hist_cli {
+	uint64_t interval_s;
+	uint64_t count;
+	bool json;
+};
+
+static int hist_opt(void *ctx, int key, const char *arg, uint64_t num)
+{
+	struct hist_cli *c = ctx;
+
+	(void)arg;
+	if (key == LT_O_INTERVAL)
+		c->interval_s = num;
+	else if (key == LT_O_COUNT)
+		c->count = num;
+	else
+		c->json = true;
+	return LT_OK;
+}
+
+int cmd_hist(int argc, char **argv)
+{
+	static const int keys[] = { LT_O_INTERVAL, LT_O_COUNT, LT_O_JSON, 0 };
+	static char mem[LT_OUT_SIZE];
+	struct lt_out out;
+	const struct lt_probe *p = NULL;
+	struct hist_view v = {};
+	struct lt_agg *a;
+	struct hist_cli c = {};
+	uint64_t prints = 0;
+	int err;
+
+	if (argc >= 2 && !strcmp(argv[1], "-h")) {
+		help_hist();
+		return LT_OK;
+	}
+	if (argc < 2 || argv[1][0] == '-')
+		return lt_error(LT_USAGE,
+				"hist: which probe? (syscalls or runq; see 'lowtrace hist -h')");
+	p = lt_probe_by_name(argv[1], strlen(argv[1]));
+	if (!p || !p->map)
+		return lt_error(LT_USAGE,
+				"hist: '%s' is not an aggregate probe (syscalls, runq or bio)",
+				argv[1]);
+	argv[1] = argv[0];
+	err = lt_opts_parse(argc - 1, argv + 1, keys, help_hist, hist_opt, &c);
+	if (err)
+		return err;
+	if (c.count && !c.interval_s)
+		return lt_error(LT_USAGE, "hist: --count needs --interval");
+	{
+		static struct lt_status st;
+
+		err = lt_read_status(&st);
+		if (err)
+			return err;
+		if (!st.probe[p->id].loaded)
+			return lt_error(
+				LT_NOT_LOADED,
+				"not loaded: probe %s is not attached (lowtrace load --probes "
+				"...,%s)",
+				p->name, p->name);
+	}
+	err = lt_agg_open(&a, p->map, p->name);
+	if (err)
+		return err;
+	v.probe = p;
+	v.cap = lt_agg_max_entries(a);
+	v.e = calloc(v.cap, sizeof(*v.e));
+	if (!v.e) {
+		lt_agg_close(a);
+		return lt_error(LT_FAIL, "out of memory");
+	}
+	lt_out_init(&out, mem, sizeof(mem));
+	lt_catch_stop();
+	for (;;) {
+		v.n = 0;
+		err = lt_agg_read(a, hist_collect, &v);
+		if (err) {
+			err = lt_error(LT_FAIL, "cannot read %s: %s", p->map, strerror(-err));
+			break;
+		}
+		qsort(v.e, v.n, sizeof(*v.e), by_count_desc);
+		hist_print(&v, &out, c.json);
+		prints++;
+		if (out.failed || !c.interval_s || (c.count && prints >= c.count))
+			break;
+		if (!lt_sleep_s(c.interval_s))
+			break;
+		if (!c.json)
+			lt_put_c(&out.b, '\n');
+	}
+	free(v.e);
+	lt_agg_close(a);
+	return err;
 }

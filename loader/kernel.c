@@ -21,7 +21,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "hist.h"
+#include "histfmt.h"
 #include "kernel.h"
 #include "lowtrace.h"
 #include "lowtrace.skel.h"

@@ -80,7 +80,6 @@ void lt_catch_stop(void)
 	lt_stop = 0;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 }
 
 bool lt_sleep_s(uint64_t secs)

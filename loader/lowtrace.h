@@ -43,7 +43,7 @@ extern int lt_verbose;
 /* "OPT VALUE" as an unsigned number <= max (K/M/G suffixes if `suffix`); prints the error */
 int lt_parse_u64(const char *opt, const char *s, bool suffix, uint64_t max, uint64_t *out);
 
-/* SIGINT and SIGTERM set lt_stop (SIGPIPE is ignored: a closed reader is a write error). */
+/* SIGINT and SIGTERM set lt_stop (no SA_RESTART: a blocked poll or read returns EINTR). */
 extern volatile sig_atomic_t lt_stop;
 void lt_catch_stop(void);
 /* Sleep `secs` seconds in 100 ms steps; false when a stop signal came first. */

@@ -20,26 +20,23 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "hist.h"
+#include "histfmt.h"
 #include "kernel.h"
 #include "lowtrace.h"
-#include "metrics.h"
+#include "cmds.h"
+#include "opts.h"
+#include "prom.h"
 #include "records.h"
-#include "lt_syscall_names.h"
+#include "sysnames.h"
 
 #define REQ_MAX 8192
 #define BODY_MAX (4u << 20)
 #define IO_TIMEOUT_S 2
 
-#define NSYSCALLS (sizeof(lt_syscall_names) / sizeof(lt_syscall_names[0]))
-
-static volatile sig_atomic_t stop;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
+struct metrics_opts {
+	const char *listen; /* HOST:PORT or [V6]:PORT */
+	bool per_syscall_latency;
+};
 
 struct server {
 	bool per_syscall_latency;
@@ -49,7 +46,7 @@ struct server {
 	struct lt_counts counts[LT_PROBE_SLOTS]; /* per row of lt_probes, this scrape */
 	bool have[LT_PROBE_SLOTS];
 	struct lt_agg *agg[LT_PROBE_SLOTS];
-	struct lt_hist *by_nr; /* NSYSCALLS, summed over processes */
+	struct lt_hist *by_nr; /* lt_nsyscalls, summed over processes */
 	struct lt_hist all; /* every syscall */
 	struct lt_buf body;
 	char req[REQ_MAX];
@@ -62,7 +59,7 @@ static void on_sys(void *ctx, const void *key, const struct lt_hist *sum)
 	struct server *s = ctx;
 	const struct lt_sys_key *k = key;
 
-	if (k->nr < NSYSCALLS)
+	if (k->nr < lt_nsyscalls)
 		lt_hist_merge(&s->by_nr[k->nr], sum);
 	lt_hist_merge(&s->all, sum);
 }
@@ -142,16 +139,16 @@ static int scrape(struct server *s)
 		     "and no fallback took over, per probe.",
 		     offsetof(struct lt_counts, missed));
 	if (s->agg[LT_PROBE_SYSCALLS]) {
-		memset(s->by_nr, 0, NSYSCALLS * sizeof(*s->by_nr));
+		memset(s->by_nr, 0, lt_nsyscalls * sizeof(*s->by_nr));
 		memset(&s->all, 0, sizeof(s->all));
 		if (lt_agg_read(s->agg[LT_PROBE_SYSCALLS], on_sys, s))
 			return 500;
 		help_type(b, "lowtrace_syscalls_total", "counter", "Syscalls completed, by name.");
-		for (size_t nr = 0; nr < NSYSCALLS; nr++) {
-			if (!s->by_nr[nr].count || !lt_syscall_names[nr])
+		for (size_t nr = 0; nr < lt_nsyscalls; nr++) {
+			if (!s->by_nr[nr].count || !lt_syscall_known(nr))
 				continue;
 			lt_put_s(b, "lowtrace_syscalls_total{name=\"");
-			lt_put_s(b, lt_syscall_names[nr]);
+			lt_put_s(b, lt_syscall_known(nr));
 			lt_put_s(b, "\"} ");
 			lt_put_u64(b, s->by_nr[nr].count);
 			lt_put_c(b, '\n');
@@ -161,12 +158,12 @@ static int scrape(struct server *s)
 		if (!s->per_syscall_latency) {
 			lt_prom_hist(b, "lowtrace_syscall_latency_seconds", "", &s->all);
 		} else {
-			for (size_t nr = 0; nr < NSYSCALLS; nr++) {
-				if (!s->by_nr[nr].count || !lt_syscall_names[nr] ||
+			for (size_t nr = 0; nr < lt_nsyscalls; nr++) {
+				if (!s->by_nr[nr].count || !lt_syscall_known(nr) ||
 				    b->cap - b->len < 8192)
 					continue;
 				snprintf(s->labels, sizeof(s->labels), "name=\"%s\"",
-					 lt_syscall_names[nr]);
+					 lt_syscall_known(nr));
 				lt_prom_hist(b, "lowtrace_syscall_latency_seconds", s->labels,
 					     &s->by_nr[nr]);
 			}
@@ -304,7 +301,7 @@ static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t
 	return 0;
 }
 
-int lt_metrics_serve(const struct metrics_opts *o)
+static int serve(const struct metrics_opts *o)
 {
 	static struct server s;
 	struct sockaddr_storage ss;
@@ -332,7 +329,7 @@ int lt_metrics_serve(const struct metrics_opts *o)
 			err = lt_agg_open(&s.agg[lt_probes[i].id], lt_probes[i].map,
 					  lt_probes[i].name);
 	}
-	s.by_nr = calloc(NSYSCALLS, sizeof(*s.by_nr));
+	s.by_nr = calloc(lt_nsyscalls, sizeof(*s.by_nr));
 	s.body.p = malloc(BODY_MAX);
 	s.body.cap = BODY_MAX;
 	if (!err && (!s.by_nr || !s.body.p))
@@ -345,13 +342,12 @@ int lt_metrics_serve(const struct metrics_opts *o)
 			err = lt_error(LT_FAIL, "--listen %s: %s", o->listen, strerror(errno));
 	}
 	if (!err) {
-		signal(SIGINT, on_stop);
-		signal(SIGTERM, on_stop);
-		signal(SIGPIPE, SIG_IGN);
+		lt_catch_stop();
+		signal(SIGPIPE, SIG_IGN); /* a client that hangs up is its own problem */
 		printf("serving http://%s/metrics\n", o->listen);
 		fflush(stdout);
 	}
-	while (!err && !stop && (!o->max_requests || served < o->max_requests)) {
+	while (!err && !lt_stop) {
 		struct pollfd p = { lfd, POLLIN, 0 };
 		int fd;
 
@@ -373,4 +369,54 @@ int lt_metrics_serve(const struct metrics_opts *o)
 	free(s.by_nr);
 	free(s.body.p);
 	return err;
+}
+
+/* ---- the command ---- */
+
+static void help_metrics(void)
+{
+	printf("NAME\n    lowtrace metrics - serve Prometheus metrics of the pinned suite\n\n"
+	       "SYNOPSIS\n    lowtrace metrics [--listen HOST:PORT] [--per-syscall-latency]\n\n"
+	       "DESCRIPTION\n"
+	       "    Answers HTTP GET (and HEAD) /metrics with the text exposition format 0.0.4,\n"
+	       "    read from the pinned maps at each scrape: lowtrace_events_total{probe},\n"
+	       "    lowtrace_drops_total{probe}, lowtrace_missed_total{probe} (events the\n"
+	       "    kernel skipped the probe for), and for the aggregate probes that are loaded\n"
+	       "    lowtrace_syscalls_total{name}, lowtrace_syscall_latency_seconds,\n"
+	       "    lowtrace_runq_latency_seconds, lowtrace_bio_latency_seconds{device,op}\n"
+	       "    (histograms: cumulative _bucket{le}, _sum, _count). Other paths get 404,\n"
+	       "    other methods 405, malformed requests 400; one connection at a time, 2 s\n"
+	       "    timeouts. Runs until Ctrl-C or SIGTERM; answers 503 once the suite is\n"
+	       "    unloaded.\n\n"
+	       "OPTIONS\n"
+	       "    --listen HOST:PORT   numeric address to bind (default 127.0.0.1:9464, "
+	       "loopback\n"
+	       "                         only); [::1]:9464 for IPv6, 0.0.0.0:9464 for all\n"
+	       "    --per-syscall-latency  one latency histogram per syscall (label name)\n\n"
+	       "EXIT STATUS\n    0 stopped by a signal; 2 usage; 3 not loaded; 1 failure (e.g. "
+	       "the\n"
+	       "    address is in use).\n");
+}
+
+static int metrics_opt(void *ctx, int key, const char *arg, uint64_t num)
+{
+	struct metrics_opts *o = ctx;
+
+	(void)num;
+	if (key == LT_O_LISTEN)
+		o->listen = arg;
+	else
+		o->per_syscall_latency = true;
+	return LT_OK;
+}
+
+int cmd_metrics(int argc, char **argv)
+{
+	static const int keys[] = { LT_O_LISTEN, LT_O_PER_SYS_LAT, 0 };
+	struct metrics_opts o = { .listen = "127.0.0.1:9464" };
+	int err = lt_opts_parse(argc, argv, keys, help_metrics, metrics_opt, &o);
+
+	if (err)
+		return err;
+	return serve(&o);
 }

@@ -177,6 +177,30 @@ int lt_parse_probe_list(const char *s, bool by_type, uint64_t *mask)
 	return LT_OK;
 }
 
+/* ---- what load and run share ---- */
+
+const char lt_load_opts_help[] =
+	"    --probes LIST        comma-separated probes to attach (default: all default probes)\n"
+	"    --pid PID            only record processes of this thread group (kernel-side;\n"
+	"                         signal and oom also keep signals to it and its OOM kill)\n"
+	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
+	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
+	"                         (default 1M)\n"
+	"    --per-pid            syscalls: one histogram per syscall and process\n";
+
+void lt_print_probes(FILE *f)
+{
+	fprintf(f, "PROBES\n");
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (!lt_probes[i].cmd)
+			fprintf(f, "    %-12s %s%s\n", lt_probes[i].name, lt_probes[i].about,
+				lt_probes[i].dflt ? "" : " [opt-in]");
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].cmd)
+			fprintf(f, "    %-12s %s [lowtrace %s]\n", lt_probes[i].name,
+				lt_probes[i].about, lt_probes[i].cmd);
+}
+
 void lt_load_defaults(struct lt_load_opts *o)
 {
 	memset(o, 0, sizeof(*o));

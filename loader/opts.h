@@ -10,6 +10,7 @@
 #define LT_OPTS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "kernel.h"
@@ -60,6 +61,10 @@ int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt
 int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num);
 /* What `load` attaches without --probes, and the ring size without --ringbuf-size. */
 void lt_load_defaults(struct lt_load_opts *o);
+
+/* Their lines for -h, and the probe list under them. */
+extern const char lt_load_opts_help[];
+void lt_print_probes(FILE *f);
 
 /* A comma-separated probe list into a mask: bit i is lt_probes[i], or with `by_type` bit
  * t is record type t (--type). Prints the error. */

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "cmds.h"
 #include "encode.h"
 #include "grow.h"
 #include "kernel.h"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "metrics.h"
+#include "prom.h"
 
 /* seconds of 2^e nanoseconds, as a Prometheus float */
 static void put_pow2_seconds(struct lt_buf *b, unsigned int e)

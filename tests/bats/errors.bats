@@ -56,6 +56,8 @@ lt_fails() {
 	lt_fails 2 unload --json
 	assert_equal "$stderr" "lowtrace: unload: option '--json' does not apply here (see 'lowtrace unload -h')"
 	lt_fails 2 events --ringbuf-size 8192
+	# the option is named, not its value
+	assert_equal "$stderr" "lowtrace: events: option '--ringbuf-size' does not apply here (see 'lowtrace events -h')"
 	lt_fails 2 load --count 3
 	lt_fails 2 run --replace
 	assert_equal "$stderr" "lowtrace: run: option '--replace' does not apply here (see 'lowtrace run -h')"

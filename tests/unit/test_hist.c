@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hist.h"
-#include "metrics.h"
+#include "histfmt.h"
+#include "prom.h"
 #include "tap.h"
 
 static char mem[1 << 20];

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* lowtrace metrics: Prometheus text exposition (0.0.4) over HTTP GET /metrics. */
-#ifndef LT_METRICS_H
-#define LT_METRICS_H
+/* Prometheus text exposition (0.0.4) and the HTTP request check of lowtrace metrics. */
+#ifndef LT_PROM_H
+#define LT_PROM_H
 
 #include <stdbool.h>
 
@@ -19,13 +19,5 @@ void lt_prom_hist(struct lt_buf *b, const char *name, const char *labels, const 
  * 431 headers too large (n == cap without the blank line); 0: need more bytes.
  */
 int lt_http_status(const char *req, size_t n, size_t cap, bool *head);
-
-struct metrics_opts {
-	const char *listen; /* HOST:PORT or [V6]:PORT */
-	bool per_syscall_latency;
-	unsigned long max_requests; /* 0: serve until a signal (tests use it) */
-};
-
-int lt_metrics_serve(const struct metrics_opts *o);
 
 #endif

@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The suite's lifecycle: load, unload, status. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "kernel.h"
+#include "lowtrace.h"
+#include "opts.h"
+#include "records.h"
+
+static void help_load(void)
+{
+	printf("NAME\n    lowtrace load - load, attach and pin the probe suite\n\n"
+	       "SYNOPSIS\n    lowtrace load [--probes LIST] [--pid PID] [--cgroup PATH]"
+	       " [--ringbuf-size BYTES] [--replace]\n\n"
+	       "DESCRIPTION\n"
+	       "    Opens and loads the whole suite as one BPF object (one kernel BTF parse),\n"
+	       "    attaches the chosen probes and pins links and maps under\n"
+	       "    " LT_PIN_DIR " (directory mode 0700, pins 0600), so they outlive this\n"
+	       "    command. Mounts bpffs at " LT_PIN_ROOT " if it is not mounted.\n"
+	       "    Records outside --pid/--cgroup are never written to the ring.\n\n"
+	       "OPTIONS\n%s"
+	       "    --replace            unload a pinned suite first instead of failing\n\n",
+	       lt_load_opts_help);
+	lt_print_probes(stdout);
+	printf("\nEXIT STATUS\n    0 loaded; 2 usage; 4 already loaded; 5 no privileges, BTF or "
+	       "bpffs;"
+	       " 1 other failure.\n    A failed load leaves nothing loaded or pinned.\n");
+}
+
+static void help_unload(void)
+{
+	printf("NAME\n    lowtrace unload - remove the pinned suite\n\n"
+	       "SYNOPSIS\n    lowtrace unload\n\n"
+	       "DESCRIPTION\n"
+	       "    Removes every link and map pin under " LT_PIN_DIR " and the directory.\n"
+	       "    The kernel frees the programs and maps once no process holds them; a\n"
+	       "    running 'lowtrace events' notices and exits.\n\n"
+	       "EXIT STATUS\n    0 unloaded; 3 not loaded; 5 no privileges; 1 failure.\n");
+}
+
+static void help_status(void)
+{
+	printf("NAME\n    lowtrace status - show what is loaded\n\n"
+	       "SYNOPSIS\n    lowtrace status [--json | --measure S]\n\n"
+	       "DESCRIPTION\n"
+	       "    For each probe: whether it is attached, the hook the kernel reports for\n"
+	       "    its link (tp_btf, raw_tp, fentry, ...), its program id, and the records\n"
+	       "    written and dropped (ring full) since load. MISSED: events the kernel\n"
+	       "    skipped the probe for (it was already running on that CPU) that no\n"
+	       "    fallback program took over; up to that many records may be missing.\n"
+	       "    Also the ring size and filters.\n\n"
+	       "OPTIONS\n    --json               one JSON object (with the kernel's run_cnt and\n"
+	       "                         run_time_ns per probe, which grow only while BPF\n"
+	       "                         statistics are on)\n"
+	       "    --measure S          turn the kernel's BPF run-time statistics on for S\n"
+	       "                         seconds and print each probe's program runs and\n"
+	       "                         average cost per run (ns) over that window\n\n"
+	       "EXIT STATUS\n    0 loaded; 3 not loaded; 1 failure.\n");
+}
+
+/* ---- status ---- */
+
+static void print_status_text(const struct lt_status *st)
+{
+	printf("loaded: pinned at %s\n", LT_PIN_DIR);
+	printf("ring buffer: %u bytes\n", st->ringbuf_size);
+	printf("filters: pid=");
+	if (st->filter_pid)
+		printf("%u", st->filter_pid);
+	else
+		printf("any");
+	printf(" cgroup_id=");
+	if (st->filter_cgroup_id)
+		printf("%llu\n", (unsigned long long)st->filter_cgroup_id);
+	else
+		printf("any\n");
+	printf("%-12s %-8s %-8s %12s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS",
+	       "MISSED");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
+
+		if (lt_probes[i].cmd)
+			continue; /* never pinned */
+		if (!ps->loaded) {
+			printf("%-12s -\n", lt_probes[i].name);
+			continue;
+		}
+		printf("%-12s %-8s %-8u %12llu %12llu %12llu\n", lt_probes[i].name, ps->hook,
+		       ps->prog_id, (unsigned long long)ps->stat.events,
+		       (unsigned long long)ps->stat.drops, (unsigned long long)ps->stat.missed);
+	}
+}
+
+static void print_status_json(const struct lt_status *st)
+{
+	printf("{\"loaded\":true,\"pin_dir\":\"%s\",\"ringbuf_size\":%u,\"filter_pid\":%u,"
+	       "\"filter_cgroup_id\":%llu,\"probes\":[",
+	       LT_PIN_DIR, st->ringbuf_size, st->filter_pid,
+	       (unsigned long long)st->filter_cgroup_id);
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
+
+		if (lt_probes[i].cmd)
+			continue; /* never pinned */
+		printf("%s{\"name\":\"%s\",\"loaded\":%s", i ? "," : "", lt_probes[i].name,
+		       ps->loaded ? "true" : "false");
+		if (ps->loaded)
+			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu,"
+			       "\"missed\":%llu,\"recovered\":%llu,\"run_cnt\":%llu,"
+			       "\"run_time_ns\":%llu",
+			       ps->hook, ps->prog_id, (unsigned long long)ps->stat.events,
+			       (unsigned long long)ps->stat.drops,
+			       (unsigned long long)ps->stat.missed,
+			       (unsigned long long)ps->stat.recovered,
+			       (unsigned long long)ps->stat.run_cnt,
+			       (unsigned long long)ps->stat.run_time_ns);
+		printf("}");
+	}
+	printf("]}\n");
+}
+
+/* status --measure S: the kernel's run-time statistics on for S seconds */
+static int status_measure(uint64_t secs)
+{
+	static struct lt_status a, b;
+	int fd, err;
+
+	err = lt_read_status(&a);
+	if (err)
+		return err;
+	err = lt_enable_stats(&fd);
+	if (err)
+		return err;
+	err = lt_read_status(&a);
+	lt_catch_stop();
+	if (!err) {
+		lt_sleep_s(secs);
+		err = lt_read_status(&b);
+	}
+	close(fd);
+	if (err)
+		return err;
+	printf("%-12s %-8s %14s %12s %10s\n", "PROBE", "HOOK", "RUNS", "RUNS/S", "NS/RUN");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *x = &a.probe[lt_probes[i].id];
+		const struct lt_probe_status *y = &b.probe[lt_probes[i].id];
+		uint64_t runs = y->stat.run_cnt - x->stat.run_cnt;
+		uint64_t ns = y->stat.run_time_ns - x->stat.run_time_ns;
+
+		if (!x->loaded || !y->loaded)
+			continue;
+		printf("%-12s %-8s %14llu %12.1f %10.0f\n", lt_probes[i].name, y->hook,
+		       (unsigned long long)runs, (double)runs / secs,
+		       runs ? (double)ns / runs : 0.0);
+	}
+	return LT_OK;
+}
+
+struct status_cli {
+	bool json;
+	uint64_t measure_s;
+};
+
+static int status_opt(void *ctx, int key, const char *arg, uint64_t num)
+{
+	struct status_cli *c = ctx;
+
+	(void)arg;
+	if (key == LT_O_JSON)
+		c->json = true;
+	else
+		c->measure_s = num;
+	return LT_OK;
+}
+
+int cmd_status(int argc, char **argv)
+{
+	static const int keys[] = { LT_O_JSON, LT_O_MEASURE, 0 };
+	struct status_cli c = {};
+	struct lt_status st;
+	int err = lt_opts_parse(argc, argv, keys, help_status, status_opt, &c);
+
+	if (err)
+		return err;
+	if (c.measure_s)
+		return status_measure(c.measure_s);
+	err = lt_read_status(&st);
+	if (err)
+		return err;
+	if (c.json)
+		print_status_json(&st);
+	else
+		print_status_text(&st);
+	return LT_OK;
+}
+
+/* ---- load / unload ---- */
+
+static int load_opt(void *ctx, int key, const char *arg, uint64_t num)
+{
+	return lt_load_opt(ctx, key, arg, num);
+}
+
+int cmd_load(int argc, char **argv)
+{
+	static const int keys[] = { LT_O_PROBES,  LT_O_PID, LT_O_CGROUP, LT_O_RINGBUF, LT_O_REPLACE,
+				    LT_O_PER_PID, 0 };
+	struct lt_load_opts o;
+	struct lt_suite *s;
+	struct lt_status st;
+	int err;
+
+	lt_load_defaults(&o);
+	err = lt_opts_parse(argc, argv, keys, help_load, load_opt, &o);
+	if (err)
+		return err;
+	o.pin = true;
+	err = lt_load(&o, &s);
+	if (err)
+		return err;
+	lt_suite_free(s); /* the pins keep it loaded */
+	/* the summary is read back from the pins: it shows what the kernel has */
+	err = lt_read_status(&st);
+	if (!err)
+		print_status_text(&st);
+	return err;
+}
+
+int cmd_unload(int argc, char **argv)
+{
+	static const int keys[] = { 0 };
+	int err = lt_opts_parse(argc, argv, keys, help_unload, NULL, NULL);
+
+	if (err)
+		return err;
+	err = lt_unload();
+	if (!err)
+		printf("unloaded: removed %s\n", LT_PIN_DIR);
+	return err;
+}
