@@ -30,8 +30,8 @@ BPF_SRCS := $(wildcard progs/*.bpf.c)
 BPF_OBJS := $(BUILD)/progs/common.bpf.o \
 	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
 # pure layers: no libbpf (the unit tests link these)
-CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c loader/prom.c \
-	loader/sym.c loader/pprof.c loader/grow.c
+CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/hist.c \
+	loader/prom.c loader/sym.c loader/pprof.c loader/grow.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
