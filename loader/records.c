@@ -255,3 +255,64 @@ void lt_encode_text(struct lt_buf *b, const struct lt_probe *p, const struct lt_
 	put_fields_text(b, p->fields, r->raw);
 	lt_put_c(b, '\n');
 }
+
+/* ---- -h ---- */
+
+#define HELP_INDENT "    "
+#define HELP_WIDTH 76
+
+struct wrap {
+	FILE *f;
+	size_t col; /* 0: nothing on the line yet */
+};
+
+/* greedy: a word goes on the line when it fits, else it starts the next one */
+static void wrap_word(struct wrap *w, const char *s, size_t n, const char *tail)
+{
+	size_t len = n + strlen(tail);
+
+	if (w->col && w->col + 1 + len > HELP_WIDTH) {
+		fputc('\n', w->f);
+		w->col = 0;
+	}
+	if (!w->col) {
+		fputs(HELP_INDENT, w->f);
+		w->col = strlen(HELP_INDENT);
+	} else {
+		fputc(' ', w->f);
+		w->col++;
+	}
+	fwrite(s, 1, n, w->f);
+	fputs(tail, w->f);
+	w->col += len;
+}
+
+static void wrap_fields(struct wrap *w, const struct lt_field *f, const char *last_tail)
+{
+	for (; f->name; f++)
+		wrap_word(w, f->name, strlen(f->name), f[1].name ? "" : last_tail);
+}
+
+void lt_probe_fields_help(FILE *f)
+{
+	struct wrap w = { f, 0 };
+	const struct lt_probe *ps[LT_TYPE_MAX];
+	size_t n = 0;
+
+	/* the records `events` streams: of the probes `load` attaches, in type order */
+	for (unsigned int t = 1; t < LT_TYPE_MAX; t++) {
+		const struct lt_probe *p = lt_probe_by_type(t);
+
+		if (p && !p->cmd && p->fields)
+			ps[n++] = p;
+	}
+	wrap_word(&w, "JSON", 4, "");
+	wrap_word(&w, "fields:", 7, "");
+	wrap_word(&w, "type", 4, "");
+	wrap_fields(&w, lt_hdr_fields, n ? ";" : ".");
+	for (size_t i = 0; i < n; i++) {
+		wrap_word(&w, ps[i]->name, strlen(ps[i]->name), ":");
+		wrap_fields(&w, ps[i]->fields, i + 1 < n ? ";" : ".");
+	}
+	fputc('\n', f);
+}

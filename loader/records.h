@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lt_abi.h"
 #include "encode.h"
@@ -120,5 +121,12 @@ void lt_encode_text(struct lt_buf *b, const struct lt_probe *p, const struct lt_
 
 /* The header's fields, first in every record (after "type"). */
 extern const struct lt_field lt_hdr_fields[];
+
+/*
+ * The JSON field list of `events -h`: "    JSON fields: type ts_ns ...; exec:
+ * ppid ...", from the descriptors of the records `events` can stream, in
+ * record type order, wrapped at 76 columns.
+ */
+void lt_probe_fields_help(FILE *f);
 
 #endif
