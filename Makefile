@@ -125,7 +125,7 @@ $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 
 # ---- userspace ----
 $(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
-$(BUILD)/loader/main.o $(BUILD)/loader/metrics.o: $(BUILD)/lt_syscall_names.h
+$(BUILD)/loader/main.o $(BUILD)/loader/probes.o: $(BUILD)/lt_syscall_names.h
 
 $(BUILD)/loader/%.o: loader/%.c
 	@mkdir -p $(@D)

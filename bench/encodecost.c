@@ -7,8 +7,8 @@
  *   encodecost dump                   the JSON and text of a fixed set of records
  *
  * Built from the loader's pure layers, e.g. from the top of the tree:
- *   gcc -O2 -Iheaders -Iloader -o encodecost bench/encodecost.c \
- *	loader/encode.c loader/decode.c loader/records.c loader/probes.c
+ *   gcc -O2 -Iheaders -Iloader -Ibuild -o encodecost bench/encodecost.c \
+ *	loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/hist.c
  *
  * Timed: an exec record with 5 arguments, an open record and a tcp record,
  * each as JSON and as text; the buffer is reset when it fills, as a flush

@@ -1,12 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The probe table: one row per probe, and in it the one description of what
- * the probe writes. Record probes list their record's fields: records.c makes
- * the JSON and text lines from the list.
+ * the probe writes. Record probes list their record's fields (JSON, text and
+ * `events -h` are made from the list by records.c); aggregate probes say how
+ * their map's key reads (`hist` and the metrics endpoint).
  */
+#include <stdio.h>
+#include <string.h>
+
+#include "hist.h"
 #include "records.h"
+#include "lt_syscall_names.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define NSYSCALLS ARRAY_SIZE(lt_syscall_names)
 
 /* ---- field descriptors ---- */
 
@@ -175,6 +182,102 @@ static const char *const tcp_states[] = {
 		F_ADDR(t, addr.daddr, "daddr", addr.family), F_INT(t, addr.sport, "sport"), \
 		F_INT(t, addr.dport, "dport")
 
+/* ---- aggregate keys ---- */
+
+static const char *syscall_name(uint32_t nr, char *tmp, size_t len)
+{
+	if (nr < NSYSCALLS && lt_syscall_names[nr])
+		return lt_syscall_names[nr];
+	snprintf(tmp, len, "syscall_%u", nr);
+	return tmp;
+}
+
+static void sys_key_json(struct lt_buf *b, const void *key)
+{
+	struct lt_sys_key k;
+	char tmp[32];
+
+	memcpy(&k, key, sizeof(k));
+	lt_put_s(b, "\"syscall\":\"");
+	lt_put_s(b, syscall_name(k.nr, tmp, sizeof(tmp)));
+	lt_put_c(b, '"');
+	lt_json_u64(b, "pid", k.pid);
+}
+
+static void sys_key_title(char *s, size_t n, const struct lt_probe *p, const void *key)
+{
+	struct lt_sys_key k;
+	char tmp[32];
+
+	(void)p;
+	memcpy(&k, key, sizeof(k));
+	if (k.pid)
+		snprintf(s, n, "syscall %s pid %u", syscall_name(k.nr, tmp, sizeof(tmp)), k.pid);
+	else
+		snprintf(s, n, "syscall %s", syscall_name(k.nr, tmp, sizeof(tmp)));
+}
+
+static unsigned int sys_key_name(const void *key)
+{
+	struct lt_sys_key k;
+
+	memcpy(&k, key, sizeof(k));
+	return k.nr; /* summed over processes */
+}
+
+static const char *sys_name(unsigned int nr)
+{
+	return nr < NSYSCALLS ? lt_syscall_names[nr] : NULL;
+}
+
+static void bio_key_json(struct lt_buf *b, const void *key)
+{
+	struct lt_bio_key k;
+	char tmp[32];
+
+	memcpy(&k, key, sizeof(k));
+	snprintf(tmp, sizeof(tmp), "%u:%u", k.dev >> 20, k.dev & 0xfffff);
+	lt_put_s(b, "\"device\":\"");
+	lt_put_s(b, tmp);
+	lt_put_s(b, "\",\"op\":\"");
+	lt_put_s(b, lt_bio_op_name(k.op));
+	lt_put_c(b, '"');
+}
+
+static void bio_key_title(char *s, size_t n, const struct lt_probe *p, const void *key)
+{
+	struct lt_bio_key k;
+
+	(void)p;
+	memcpy(&k, key, sizeof(k));
+	snprintf(s, n, "bio %u:%u %s", k.dev >> 20, k.dev & 0xfffff, lt_bio_op_name(k.op));
+}
+
+static void bio_labels(char *s, size_t n, const void *key)
+{
+	struct lt_bio_key k;
+
+	memcpy(&k, key, sizeof(k));
+	snprintf(s, n, "device=\"%u:%u\",op=\"%s\"", k.dev >> 20, k.dev & 0xfffff,
+		 lt_bio_op_name(k.op));
+}
+
+/* one histogram: the key says nothing */
+static void one_key_json(struct lt_buf *b, const void *key)
+{
+	(void)key;
+	lt_put_s(b, "\"probe\":\"runq\"");
+}
+
+static void one_key_title(char *s, size_t n, const struct lt_probe *p, const void *key)
+{
+	(void)key;
+	snprintf(s, n, "%s latency", p->name);
+}
+
+_Static_assert(sizeof(struct lt_sys_key) <= LT_AGG_KEY_MAX, "syscalls key fits");
+_Static_assert(sizeof(struct lt_bio_key) <= LT_AGG_KEY_MAX, "bio key fits");
+
 /* ---- the table ---- */
 
 const struct lt_probe lt_probes[] = {
@@ -322,16 +425,47 @@ const struct lt_probe lt_probes[] = {
 	  .progs = { "lt_sys_e", "lt_sys_x" },
 	  .id = LT_PROBE_SYSCALLS,
 	  .map = "lt_sys_hist",
+	  .key_size = sizeof(struct lt_sys_key),
+	  .key_json = sys_key_json,
+	  .key_title = sys_key_title,
+	  .prom =
+		  &(const struct lt_prom){
+			  .hist = "lowtrace_syscall_latency_seconds",
+			  .hist_help = "Syscall latency, entry to exit.",
+			  .nnames = NSYSCALLS,
+			  .key_name = sys_key_name,
+			  .name = sys_name,
+			  .label = "name",
+			  .count = "lowtrace_syscalls_total",
+			  .count_help = "Syscalls completed, by name.",
+		  },
 	  .about = "count and log2 latency histogram per syscall (tp_btf; lowtrace hist)" },
 	{ .name = "runq",
 	  .progs = { "lt_runq_wake", "lt_runq_new", "lt_runq_switch" },
 	  .id = LT_PROBE_RUNQ,
 	  .map = "lt_runq_hist",
+	  .key_json = one_key_json,
+	  .key_title = one_key_title,
+	  .prom =
+		  &(const struct lt_prom){
+			  .hist = "lowtrace_runq_latency_seconds",
+			  .hist_help = "Run-queue latency: runnable to running.",
+		  },
 	  .about = "run-queue latency log2 histogram (tp_btf; lowtrace hist)" },
 	{ .name = "bio",
 	  .progs = { "lt_bio_issue", "lt_bio_done" },
 	  .id = LT_PROBE_BIO,
 	  .map = "lt_bio_hist",
+	  .key_size = sizeof(struct lt_bio_key),
+	  .key_json = bio_key_json,
+	  .key_title = bio_key_title,
+	  .prom =
+		  &(const struct lt_prom){
+			  .hist = "lowtrace_bio_latency_seconds",
+			  .hist_help = "Block I/O latency, issue to completion, per device and "
+				       "operation.",
+			  .labels = bio_labels,
+		  },
 	  .about = "block I/O latency histogram per device and op (tp_btf; lowtrace hist)" },
 	/* profiles: loaded by their commands, one at a time, never pinned */
 	{ .name = "profile",

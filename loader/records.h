@@ -64,6 +64,25 @@ struct lt_field {
 	void (*put)(struct lt_buf *b, int64_t v, bool json);
 };
 
+/* Bytes of an aggregate map's key the key writers read at most. */
+#define LT_AGG_KEY_MAX 8
+
+/* What the metrics endpoint makes of an aggregate probe's map. */
+struct lt_prom {
+	const char *hist; /* histogram family */
+	const char *hist_help;
+	/* one series per key: its labels (NULL: none) */
+	void (*labels)(char *s, size_t n, const void *key);
+	/* or keys summed per name (nnames > 0): a counter family and, per name or in
+	 * all, the histogram; the label is label="NAME" */
+	unsigned int nnames;
+	unsigned int (*key_name)(const void *key); /* index of the key's name, or >= nnames */
+	const char *(*name)(unsigned int i); /* NULL: no name, no series */
+	const char *label;
+	const char *count; /* counter family */
+	const char *count_help;
+};
+
 /* Most BPF programs one probe attaches. */
 #define LT_PROBE_PROGS 8
 
@@ -85,6 +104,13 @@ struct lt_probe {
 	__u16 rec_size; /* sizeof its record */
 	bool dflt; /* attached by `load` without --probes */
 	const struct lt_field *fields; /* its record's fields, after the header's */
+	/* aggregate probes: their map's key for `hist` and the metrics */
+	__u16 key_size; /* bytes of the key the writers read (<= LT_AGG_KEY_MAX); 0: none */
+	/* the first fields of a histogram's JSON object, without a leading comma */
+	void (*key_json)(struct lt_buf *b, const void *key);
+	/* the title of a histogram in text ("syscall read pid 42") */
+	void (*key_title)(char *s, size_t n, const struct lt_probe *p, const void *key);
+	const struct lt_prom *prom;
 	const char *about; /* one line for -h */
 };
 
