@@ -30,8 +30,9 @@ BPF_SRCS := $(wildcard progs/*.bpf.c)
 BPF_OBJS := $(BUILD)/progs/common.bpf.o \
 	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
 # pure layers: no libbpf (the unit tests link these)
-CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/histfmt.c loader/prom.c \
-	loader/sym.c loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c
+CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/histfmt.c \
+	loader/prom.c loader/sym.c loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c \
+	loader/out.c loader/sysnames.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
@@ -106,7 +107,10 @@ $(BUILD)/lt_syscall_nr.h: Makefile
 	@mkdir -p $(@D)
 	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/#define LT_NR_\1 \2/p' | sort >$@.tmp
-	test -s $@.tmp && mv $@.tmp $@
+	test -s $@.tmp
+	# numbers below this may have a name
+	awk '$$3 >= n { n = $$3 + 1 } END { print "#define LT_NSYSCALLS " n }' $@.tmp >>$@.tmp
+	mv $@.tmp $@
 
 # and the names for the loader (lt_syscall_names[nr])
 $(BUILD)/lt_syscall_names.h: $(BUILD)/lt_syscall_nr.h
@@ -130,7 +134,8 @@ $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 $(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
 $(BUILD)/loader/sysnames.o: $(BUILD)/lt_syscall_names.h
 
-$(BUILD)/loader/%.o: loader/%.c
+# generated headers first (a clean tree has no .d files to say who includes them)
+$(BUILD)/loader/%.o: loader/%.c | $(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -146,7 +151,7 @@ $(BUILD)/tests/workloads/allocs-static: tests/workloads/allocs.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -static -s -Wall -Wextra -Werror -o $@ $<
 
-$(BUILD)/tests/%.o: tests/unit/%.c
+$(BUILD)/tests/%.o: tests/unit/%.c | $(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -Itests/unit -c $< -o $@
 

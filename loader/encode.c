@@ -38,6 +38,19 @@ void lt_put_s64(struct lt_buf *b, int64_t v)
 	}
 }
 
+void lt_put_octal(struct lt_buf *b, uint64_t v)
+{
+	char d[22];
+	int n = 0;
+
+	while (v && n < (int)sizeof(d)) {
+		d[n++] = '0' + (v & 7);
+		v >>= 3;
+	}
+	while (n)
+		lt_put_c(b, d[--n]);
+}
+
 size_t lt_strnlen(const char *s, size_t max)
 {
 	const char *z = memchr(s, 0, max);

@@ -28,6 +28,8 @@ void lt_put_mem(struct lt_buf *b, const char *s, size_t n);
 void lt_put_s(struct lt_buf *b, const char *s); /* trusted literal */
 void lt_put_u64(struct lt_buf *b, uint64_t v);
 void lt_put_s64(struct lt_buf *b, int64_t v);
+/* Octal digits of v, none for 0 (callers write the leading 0). */
+void lt_put_octal(struct lt_buf *b, uint64_t v);
 
 /* JSON string of untrusted bytes, quotes included: any input gives valid JSON. */
 void lt_put_json_str(struct lt_buf *b, const char *s, size_t n);

@@ -38,10 +38,7 @@ static void help_hist(void)
 }
 
 struct hist_entry {
-	union {
-		struct lt_sys_key sys;
-		struct lt_bio_key bio;
-	} key;
+	unsigned char key[LT_AGG_KEY_MAX]; /* what the probe's key writers read */
 	struct lt_hist h;
 };
 
@@ -59,8 +56,7 @@ static void hist_collect(void *ctx, const void *key, const struct lt_hist *sum)
 	if (!sum->count || v->n >= v->cap)
 		return;
 	memset(&v->e[v->n].key, 0, sizeof(v->e[v->n].key));
-	if (v->probe->id != LT_PROBE_RUNQ)
-		memcpy(&v->e[v->n].key, key, sizeof(v->e[v->n].key));
+	memcpy(&v->e[v->n].key, key, v->probe->key_size);
 	v->e[v->n].h = *sum;
 	v->n++;
 }
@@ -75,7 +71,7 @@ static int by_count_desc(const void *a, const void *b)
 static void hist_print(struct hist_view *v, struct lt_out *out, bool json)
 {
 	struct lt_buf *b = &out->b;
-	char title[96], tmp[32];
+	char title[96];
 
 	if (json) {
 		lt_put_s(b, "{\"probe\":\"");
@@ -93,37 +89,12 @@ static void hist_print(struct hist_view *v, struct lt_out *out, bool json)
 		if (json) {
 			lt_put_s(b, i ? ",{" : "{");
 			/* lt_hist_json starts with a comma: a first field here */
-			if (v->probe->id == LT_PROBE_SYSCALLS) {
-				lt_put_s(b, "\"syscall\":\"");
-				lt_put_s(b, lt_syscall_name(e->key.sys.nr, tmp, sizeof(tmp)));
-				lt_put_c(b, '"');
-				lt_json_u64(b, "pid", e->key.sys.pid);
-			} else if (v->probe->id == LT_PROBE_BIO) {
-				snprintf(tmp, sizeof(tmp), "%u:%u", e->key.bio.dev >> 20,
-					 e->key.bio.dev & 0xfffff);
-				lt_put_s(b, "\"device\":\"");
-				lt_put_s(b, tmp);
-				lt_put_s(b, "\",\"op\":\"");
-				lt_put_s(b, lt_bio_op_name(e->key.bio.op));
-				lt_put_c(b, '"');
-			} else {
-				lt_put_s(b, "\"probe\":\"runq\"");
-			}
+			v->probe->key_json(b, &e->key);
 			lt_hist_json(b, &e->h);
 			lt_put_c(b, '}');
 			continue;
 		}
-		if (v->probe->id == LT_PROBE_SYSCALLS && e->key.sys.pid)
-			snprintf(title, sizeof(title), "syscall %s pid %u",
-				 lt_syscall_name(e->key.sys.nr, tmp, sizeof(tmp)), e->key.sys.pid);
-		else if (v->probe->id == LT_PROBE_SYSCALLS)
-			snprintf(title, sizeof(title), "syscall %s",
-				 lt_syscall_name(e->key.sys.nr, tmp, sizeof(tmp)));
-		else if (v->probe->id == LT_PROBE_BIO)
-			snprintf(title, sizeof(title), "bio %u:%u %s", e->key.bio.dev >> 20,
-				 e->key.bio.dev & 0xfffff, lt_bio_op_name(e->key.bio.op));
-		else
-			snprintf(title, sizeof(title), "%s latency", v->probe->name);
+		v->probe->key_title(title, sizeof(title), v->probe, &e->key);
 		lt_hist_text(b, title, &e->h);
 		lt_put_c(b, '\n');
 	}

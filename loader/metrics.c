@@ -27,7 +27,6 @@
 #include "opts.h"
 #include "prom.h"
 #include "records.h"
-#include "sysnames.h"
 
 #define REQ_MAX 8192
 #define BODY_MAX (4u << 20)
@@ -46,42 +45,38 @@ struct server {
 	struct lt_counts counts[LT_PROBE_SLOTS]; /* per row of lt_probes, this scrape */
 	bool have[LT_PROBE_SLOTS];
 	struct lt_agg *agg[LT_PROBE_SLOTS];
-	struct lt_hist *by_nr; /* lt_nsyscalls, summed over processes */
-	struct lt_hist all; /* every syscall */
+	struct lt_hist *by_name; /* per name of a probe's keys (syscalls: over processes) */
+	unsigned int nnames; /* room in by_name */
+	struct lt_hist all; /* every key */
 	struct lt_buf body;
 	char req[REQ_MAX];
 	char labels[96];
 	const struct lt_probe *cur; /* the aggregate being written */
 };
 
-static void on_sys(void *ctx, const void *key, const struct lt_hist *sum)
+/* keys summed per name (s->cur->prom->nnames) */
+static void on_named(void *ctx, const void *key, const struct lt_hist *sum)
 {
 	struct server *s = ctx;
-	const struct lt_sys_key *k = key;
+	unsigned int i = s->cur->prom->key_name(key);
 
-	if (k->nr < lt_nsyscalls)
-		lt_hist_merge(&s->by_nr[k->nr], sum);
+	if (i < s->cur->prom->nnames)
+		lt_hist_merge(&s->by_name[i], sum);
 	lt_hist_merge(&s->all, sum);
 }
 
-static void on_runq(void *ctx, const void *key, const struct lt_hist *sum)
+/* one series per key */
+static void on_key(void *ctx, const void *key, const struct lt_hist *sum)
 {
 	struct server *s = ctx;
-
-	(void)key;
-	lt_prom_hist(&s->body, "lowtrace_runq_latency_seconds", "", sum);
-}
-
-static void on_bio(void *ctx, const void *key, const struct lt_hist *sum)
-{
-	struct server *s = ctx;
-	const struct lt_bio_key *k = key;
+	const struct lt_prom *m = s->cur->prom;
 
 	if (s->body.cap - s->body.len < 8192)
 		return;
-	snprintf(s->labels, sizeof(s->labels), "device=\"%u:%u\",op=\"%s\"", k->dev >> 20,
-		 k->dev & 0xfffff, lt_bio_op_name(k->op));
-	lt_prom_hist(&s->body, "lowtrace_bio_latency_seconds", s->labels, sum);
+	s->labels[0] = 0;
+	if (m->labels)
+		m->labels(s->labels, sizeof(s->labels), key);
+	lt_prom_hist(&s->body, m->hist, s->labels, sum);
 }
 
 static void help_type(struct lt_buf *b, const char *name, const char *type, const char *help)
@@ -116,6 +111,43 @@ static void put_counters(struct server *s, const char *metric, const char *help,
 	}
 }
 
+/* keys summed per name: a counter per name, the histogram per name or in all */
+static int put_named(struct server *s, struct lt_agg *a)
+{
+	const struct lt_prom *m = s->cur->prom;
+	struct lt_buf *b = &s->body;
+
+	memset(s->by_name, 0, m->nnames * sizeof(*s->by_name));
+	memset(&s->all, 0, sizeof(s->all));
+	if (lt_agg_read(a, on_named, s))
+		return -1;
+	help_type(b, m->count, "counter", m->count_help);
+	for (unsigned int i = 0; i < m->nnames; i++) {
+		if (!s->by_name[i].count || !m->name(i))
+			continue;
+		lt_put_s(b, m->count);
+		lt_put_c(b, '{');
+		lt_put_s(b, m->label);
+		lt_put_s(b, "=\"");
+		lt_put_s(b, m->name(i));
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, s->by_name[i].count);
+		lt_put_c(b, '\n');
+	}
+	help_type(b, m->hist, "histogram", m->hist_help);
+	if (!s->per_syscall_latency) {
+		lt_prom_hist(b, m->hist, "", &s->all);
+		return 0;
+	}
+	for (unsigned int i = 0; i < m->nnames; i++) {
+		if (!s->by_name[i].count || !m->name(i) || b->cap - b->len < 8192)
+			continue;
+		snprintf(s->labels, sizeof(s->labels), "%s=\"%s\"", m->label, m->name(i));
+		lt_prom_hist(b, m->hist, s->labels, &s->by_name[i]);
+	}
+	return 0;
+}
+
 static int scrape(struct server *s)
 {
 	struct lt_buf *b = &s->body;
@@ -138,47 +170,19 @@ static int scrape(struct server *s)
 		     "Events the kernel skipped the probe for (it was already running on that CPU) "
 		     "and no fallback took over, per probe.",
 		     offsetof(struct lt_counts, missed));
-	if (s->agg[LT_PROBE_SYSCALLS]) {
-		memset(s->by_nr, 0, lt_nsyscalls * sizeof(*s->by_nr));
-		memset(&s->all, 0, sizeof(s->all));
-		if (lt_agg_read(s->agg[LT_PROBE_SYSCALLS], on_sys, s))
-			return 500;
-		help_type(b, "lowtrace_syscalls_total", "counter", "Syscalls completed, by name.");
-		for (size_t nr = 0; nr < lt_nsyscalls; nr++) {
-			if (!s->by_nr[nr].count || !lt_syscall_known(nr))
-				continue;
-			lt_put_s(b, "lowtrace_syscalls_total{name=\"");
-			lt_put_s(b, lt_syscall_known(nr));
-			lt_put_s(b, "\"} ");
-			lt_put_u64(b, s->by_nr[nr].count);
-			lt_put_c(b, '\n');
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_prom *m = lt_probes[i].prom;
+
+		if (!m || !s->agg[lt_probes[i].id])
+			continue;
+		s->cur = &lt_probes[i];
+		if (m->nnames) {
+			if (put_named(s, s->agg[lt_probes[i].id]))
+				return 500;
+			continue;
 		}
-		help_type(b, "lowtrace_syscall_latency_seconds", "histogram",
-			  "Syscall latency, entry to exit.");
-		if (!s->per_syscall_latency) {
-			lt_prom_hist(b, "lowtrace_syscall_latency_seconds", "", &s->all);
-		} else {
-			for (size_t nr = 0; nr < lt_nsyscalls; nr++) {
-				if (!s->by_nr[nr].count || !lt_syscall_known(nr) ||
-				    b->cap - b->len < 8192)
-					continue;
-				snprintf(s->labels, sizeof(s->labels), "name=\"%s\"",
-					 lt_syscall_known(nr));
-				lt_prom_hist(b, "lowtrace_syscall_latency_seconds", s->labels,
-					     &s->by_nr[nr]);
-			}
-		}
-	}
-	if (s->agg[LT_PROBE_RUNQ]) {
-		help_type(b, "lowtrace_runq_latency_seconds", "histogram",
-			  "Run-queue latency: runnable to running.");
-		if (lt_agg_read(s->agg[LT_PROBE_RUNQ], on_runq, s))
-			return 500;
-	}
-	if (s->agg[LT_PROBE_BIO]) {
-		help_type(b, "lowtrace_bio_latency_seconds", "histogram",
-			  "Block I/O latency, issue to completion, per device and operation.");
-		if (lt_agg_read(s->agg[LT_PROBE_BIO], on_bio, s))
+		help_type(b, m->hist, "histogram", m->hist_help);
+		if (lt_agg_read(s->agg[lt_probes[i].id], on_key, s))
 			return 500;
 	}
 	return 200;
@@ -306,7 +310,6 @@ static int serve(const struct metrics_opts *o)
 	static struct server s;
 	struct sockaddr_storage ss;
 	struct lt_status st;
-	unsigned long served = 0;
 	socklen_t sl;
 	int lfd, one = 1, err;
 
@@ -329,10 +332,13 @@ static int serve(const struct metrics_opts *o)
 			err = lt_agg_open(&s.agg[lt_probes[i].id], lt_probes[i].map,
 					  lt_probes[i].name);
 	}
-	s.by_nr = calloc(lt_nsyscalls, sizeof(*s.by_nr));
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].prom && lt_probes[i].prom->nnames > s.nnames)
+			s.nnames = lt_probes[i].prom->nnames;
+	s.by_name = calloc(s.nnames ? s.nnames : 1, sizeof(*s.by_name));
 	s.body.p = malloc(BODY_MAX);
 	s.body.cap = BODY_MAX;
-	if (!err && (!s.by_nr || !s.body.p))
+	if (!err && (!s.by_name || !s.body.p))
 		err = lt_error(LT_FAIL, "out of memory");
 	lfd = -1;
 	if (!err) {
@@ -358,7 +364,6 @@ static int serve(const struct metrics_opts *o)
 			continue;
 		serve_one(&s, fd);
 		close(fd);
-		served++;
 	}
 	if (lfd >= 0)
 		close(lfd);
@@ -366,7 +371,7 @@ static int serve(const struct metrics_opts *o)
 		lt_agg_close(s.agg[i]);
 	lt_stats_close(&s.sr);
 	lt_close_handles(&s.h);
-	free(s.by_nr);
+	free(s.by_name);
 	free(s.body.p);
 	return err;
 }

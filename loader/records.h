@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lt_abi.h"
 #include "encode.h"
@@ -22,7 +23,65 @@ struct lt_rec {
 	};
 };
 
-typedef void (*lt_enc_fn)(struct lt_buf *b, const struct lt_rec *r);
+/* How a record field is written (struct lt_field.kind). */
+enum lt_fkind {
+	LT_F_INT, /* integer of 1, 2, 4 or 8 bytes, signed as its member */
+	LT_F_STR, /* char array: NUL-terminated or full, cut at the length field if any */
+	LT_F_ARGV, /* NUL-separated strings, the length field says how many bytes: JSON array */
+	LT_F_FLAG, /* .bit of the integer, any bit when 0: JSON true/false */
+	LT_F_ENUM, /* .names[value], else .unknown (then the number with .unknown_num) */
+	LT_F_ADDR, /* IP address bytes; the length field is the family (6: IPv6, else IPv4) */
+	LT_F_FMT, /* .put writes the value from the integer */
+};
+
+/* How text shows a field (struct lt_field.text); JSON always has "name":value. */
+enum lt_ftext {
+	LT_T_KV, /* " name=value" (the text key may differ from the name) */
+	LT_T_NONE, /* JSON only */
+	LT_T_WORD, /* FLAG: the text key alone when set (" core_dumped", "..." after a path) */
+	LT_T_OCTAL, /* INT: the text key then the octal digits (key " mode=0") */
+};
+
+/* One field of a record: the one description JSON, text and -h are made from. */
+struct lt_field {
+	const char *name; /* NULL ends a list */
+	const char *jkey; /* ,"name": */
+	const char *tkey; /* " name=" or what LT_T_WORD prints */
+	__u8 jlen, tlen;
+	__u8 kind; /* enum lt_fkind */
+	__u8 text; /* enum lt_ftext */
+	__u16 off; /* offsetof the member in the record */
+	__u16 size; /* its sizeof */
+	__u16 len_off; /* STR, ARGV: the length member; ADDR: the family member */
+	__u8 len_size; /* 0: no length member */
+	bool sgn; /* INT, ENUM, FMT: the member is signed */
+	bool unknown_num; /* ENUM: the number follows .unknown */
+	__u32 bit; /* FLAG */
+	__u32 nnames; /* ENUM */
+	const char *const *names; /* ENUM: may have NULL holes */
+	const char *unknown; /* ENUM: for a value without a name */
+	/* FMT: the whole value, JSON (quotes included) or text */
+	void (*put)(struct lt_buf *b, int64_t v, bool json);
+};
+
+/* Bytes of an aggregate map's key the key writers read at most. */
+#define LT_AGG_KEY_MAX 8
+
+/* What the metrics endpoint makes of an aggregate probe's map. */
+struct lt_prom {
+	const char *hist; /* histogram family */
+	const char *hist_help;
+	/* one series per key: its labels (NULL: none) */
+	void (*labels)(char *s, size_t n, const void *key);
+	/* or keys summed per name (nnames > 0): a counter family and, per name or in
+	 * all, the histogram; the label is label="NAME" */
+	unsigned int nnames;
+	unsigned int (*key_name)(const void *key); /* index of the key's name, or >= nnames */
+	const char *(*name)(unsigned int i); /* NULL: no name, no series */
+	const char *label;
+	const char *count; /* counter family */
+	const char *count_help;
+};
 
 /* Most BPF programs one probe attaches. */
 #define LT_PROBE_PROGS 8
@@ -44,8 +103,14 @@ struct lt_probe {
 	const char *cmd;
 	__u16 rec_size; /* sizeof its record */
 	bool dflt; /* attached by `load` without --probes */
-	lt_enc_fn json; /* appends the record's own JSON fields */
-	lt_enc_fn text; /* appends the record's own text fields */
+	const struct lt_field *fields; /* its record's fields, after the header's */
+	/* aggregate probes: their map's key for `hist` and the metrics */
+	__u16 key_size; /* bytes of the key the writers read (<= LT_AGG_KEY_MAX); 0: none */
+	/* the first fields of a histogram's JSON object, without a leading comma */
+	void (*key_json)(struct lt_buf *b, const void *key);
+	/* the title of a histogram in text ("syscall read pid 42") */
+	void (*key_title)(char *s, size_t n, const struct lt_probe *p, const void *key);
+	const struct lt_prom *prom;
 	const char *about; /* one line for -h */
 };
 
@@ -79,5 +144,15 @@ const struct lt_probe *lt_decode(const void *data, size_t avail, struct lt_rec *
 /* Encode one decoded record as one JSON line / one text line. */
 void lt_encode_json(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r);
 void lt_encode_text(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r);
+
+/* The header's fields, first in every record (after "type"). */
+extern const struct lt_field lt_hdr_fields[];
+
+/*
+ * The JSON field list of `events -h`: "    JSON fields: type ts_ns ...; exec:
+ * ppid ...", from the descriptors of the records `events` can stream, in
+ * record type order, wrapped at 76 columns.
+ */
+void lt_probe_fields_help(FILE *f);
 
 #endif

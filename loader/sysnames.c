@@ -4,11 +4,12 @@
 #include "sysnames.h"
 #include "lt_syscall_names.h"
 
-const uint32_t lt_nsyscalls = sizeof(lt_syscall_names) / sizeof(lt_syscall_names[0]);
+_Static_assert(sizeof(lt_syscall_names) / sizeof(lt_syscall_names[0]) == LT_NSYSCALLS,
+	       "one name slot per number");
 
 const char *lt_syscall_known(uint32_t nr)
 {
-	return nr < lt_nsyscalls ? lt_syscall_names[nr] : NULL;
+	return nr < LT_NSYSCALLS ? lt_syscall_names[nr] : NULL;
 }
 
 const char *lt_syscall_name(uint32_t nr, char *tmp, size_t len)

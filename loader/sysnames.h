@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* numbers below this may have a name */
-extern const uint32_t lt_nsyscalls;
+#include "lt_syscall_nr.h" /* LT_NSYSCALLS: numbers below it may have a name */
+
 /* its name, NULL for a number without one */
 const char *lt_syscall_known(uint32_t nr);
 /* its name, else "syscall_NR" written into tmp */

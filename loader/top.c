@@ -32,7 +32,7 @@ static void help_top(void)
 }
 
 struct top_state {
-	struct lt_hist *cur; /* lt_nsyscalls each, allocated once */
+	struct lt_hist *cur; /* LT_NSYSCALLS each, allocated once */
 	struct lt_hist *prev;
 	uint32_t *order;
 };
@@ -42,7 +42,7 @@ static void top_sum(void *ctx, const void *key, const struct lt_hist *sum)
 	struct top_state *t = ctx;
 	const struct lt_sys_key *k = key;
 
-	if (k->nr < lt_nsyscalls)
+	if (k->nr < LT_NSYSCALLS)
 		lt_hist_merge(&t->cur[k->nr], sum);
 }
 
@@ -130,9 +130,9 @@ int cmd_top(int argc, char **argv)
 	err = lt_stats_open(&sr, &h);
 	if (!err && st.probe[LT_PROBE_SYSCALLS].loaded)
 		err = lt_agg_open(&sys, "lt_sys_hist", "syscalls");
-	t.cur = calloc(lt_nsyscalls, sizeof(*t.cur));
-	t.prev = calloc(lt_nsyscalls, sizeof(*t.prev));
-	t.order = calloc(lt_nsyscalls, sizeof(*t.order));
+	t.cur = calloc(LT_NSYSCALLS, sizeof(*t.cur));
+	t.prev = calloc(LT_NSYSCALLS, sizeof(*t.prev));
+	t.order = calloc(LT_NSYSCALLS, sizeof(*t.order));
 	if (!err && (!t.cur || !t.prev || !t.order))
 		err = lt_error(LT_FAIL, "out of memory");
 	lt_catch_stop();
@@ -171,7 +171,7 @@ int cmd_top(int argc, char **argv)
 		if (!sys) {
 			printf("\nsyscalls: not loaded (lowtrace load --probes ...,syscalls)\n");
 		} else {
-			memset(t.cur, 0, lt_nsyscalls * sizeof(*t.cur));
+			memset(t.cur, 0, LT_NSYSCALLS * sizeof(*t.cur));
 			int rerr = lt_agg_read(sys, top_sum, &t);
 
 			if (rerr) {
@@ -179,7 +179,7 @@ int cmd_top(int argc, char **argv)
 					       strerror(-rerr));
 				break;
 			}
-			for (uint32_t nr = 0; nr < lt_nsyscalls; nr++)
+			for (uint32_t nr = 0; nr < LT_NSYSCALLS; nr++)
 				if (t.cur[nr].count)
 					t.order[n++] = nr;
 			top_hists = t.cur;
@@ -202,7 +202,7 @@ int cmd_top(int argc, char **argv)
 				       (unsigned long long)x->count, rate, x->sum_ns / 1e6, p50,
 				       p99);
 			}
-			memcpy(t.prev, t.cur, lt_nsyscalls * sizeof(*t.cur));
+			memcpy(t.prev, t.cur, LT_NSYSCALLS * sizeof(*t.cur));
 		}
 		if (!tty)
 			printf("\n");
