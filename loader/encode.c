@@ -131,19 +131,25 @@ void lt_put_json_str(struct lt_buf *b, const char *str, size_t n)
 void lt_put_text_str(struct lt_buf *b, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
+	/* a local cursor: stores through char * may alias b->len, which would be reloaded and
+	 * stored again for every byte */
+	char *o = b->p + b->len;
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = s[i];
 
 		if (c > 0x20 && c < 0x7f && c != '\\') {
-			lt_put_c(b, c);
+			*o++ = c;
 		} else {
 			/* spaces too, so a field never splits in two */
-			char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
-
-			lt_put_mem(b, e, sizeof(e));
+			o[0] = '\\';
+			o[1] = 'x';
+			o[2] = hex[c >> 4];
+			o[3] = hex[c & 15];
+			o += 4;
 		}
 	}
+	b->len = o - b->p;
 }
 
 void lt_json_key(struct lt_buf *b, const char *key)
