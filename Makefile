@@ -18,7 +18,8 @@ DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps i
 DEPS_VM := qemu-system-x86 busybox-static
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD) \
+	-MMD -MP
 CFLAGS ?= -O2 -g
 USER_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
 	-Iheaders -Iloader -I$(BUILD) $(shell $(PKG_CONFIG) --cflags libbpf) -MMD -MP
@@ -112,8 +113,8 @@ $(BUILD)/lt_syscall_names.h: $(BUILD)/lt_syscall_nr.h
 	  sed -n 's/^#define LT_NR_\([a-z0-9_]*\) \([0-9]*\)$$/\t[\2] = "\1",/p' $<; \
 	  echo '};'; } >$@
 
-$(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h progs/lt_prof.bpf.h headers/lt_abi.h headers/lt_prof.h vmlinux.h \
-		$(BUILD)/lt_syscall_nr.h
+# headers come from the generated .d files; a generated header must exist before the first build
+$(BUILD)/progs/%.bpf.o: progs/%.bpf.c $(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -187,7 +188,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d $(BUILD)/progs/*.d)
 
 # ---- kernel matrix: the same tests in qemu on Debian kernels (tests/vm/vmtest) ----
 # make vmtest [KERNELS="5.10 6.1 6.12 7.2"]; results in build/vm/
