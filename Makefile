@@ -26,10 +26,8 @@ USER_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
 LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
 
 BPF_SRCS := $(wildcard progs/*.bpf.c)
-# common.bpf.o (the definitions of the shared maps) first: bpftool 7.1's linker
-# fails relocations when an object using an extern map comes before its definition
-BPF_OBJS := $(BUILD)/progs/common.bpf.o \
-	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
+# in any order: the shared maps and settings are weak definitions in every object
+BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 # pure layers: no libbpf (the unit tests link these)
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c loader/prom.c \
 	loader/sym.c loader/pprof.c loader/grow.c

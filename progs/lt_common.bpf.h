@@ -11,31 +11,32 @@
 #include "lt_hist.h"
 
 /*
- * Defined once in common.bpf.c; the other objects refer to them and
- * `bpftool gen object` resolves the references into one map each.
+ * Shared maps and settings: every object that includes this header carries
+ * the same weak definition, and `bpftool gen object` merges them into one,
+ * whatever the order of the objects on its command line.
  */
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 1 << 20);
-} lt_events SEC(".maps");
+} lt_events __weak SEC(".maps");
 
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LT_PROBE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct lt_stat);
-} lt_stats SEC(".maps");
+} lt_stats __weak SEC(".maps");
 
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
-} lt_cgroup SEC(".maps");
+} lt_cgroup __weak SEC(".maps");
 
 /* Set by the loader before load; read-only afterwards. */
-extern const volatile __u32 lt_cfg_tgid; /* 0: any process */
-extern const volatile __u64 lt_cfg_cgroup_id; /* 0: any; else only tasks under lt_cgroup[0] */
+const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
+const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
 
 /* True when the current task is outside the --cgroup filter. */
 static __always_inline bool lt_skip_cgroup(void)
