@@ -21,6 +21,9 @@
 #define LT_FILENAME_MAX 256
 #define LT_ARGS_MAX 1024
 
+/* Default size of the record ring (lt_events); the loader may set another power of 2. */
+#define LT_RINGBUF_DEFAULT (1u << 20)
+
 /* Record types: stable numbers, never reused. */
 enum lt_type {
 	LT_TYPE_EXEC = 1,

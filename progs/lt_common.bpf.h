@@ -17,7 +17,7 @@
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, LT_RINGBUF_DEFAULT);
 } lt_events __weak SEC(".maps");
 
 struct {
