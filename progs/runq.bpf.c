@@ -7,11 +7,7 @@
  * measured task is not the current one).
  */
 #include "lt_common.bpf.h"
-
-/* before 5.14 the task state was "long state" */
-struct task_struct___old {
-	long state;
-} __attribute__((preserve_access_index));
+#include "lt_core.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -59,13 +55,8 @@ int BPF_PROG(lt_runq_switch, bool preempt, struct task_struct *prev, struct task
 	__u32 zero = 0, tid = BPF_CORE_READ(next, pid);
 	struct lt_hist *h;
 	__u64 *start, delta;
-	long state;
 
-	if (bpf_core_field_exists(prev->__state))
-		state = BPF_CORE_READ(prev, __state);
-	else
-		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
-	if (state == 0) /* TASK_RUNNING: preempted, back on the run queue */
+	if (lt_task_state(prev) == 0) /* TASK_RUNNING: preempted, back on the run queue */
 		runnable(prev);
 	start = bpf_map_lookup_elem(&lt_runq_start, &tid);
 	if (!start)
