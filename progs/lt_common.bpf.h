@@ -38,18 +38,40 @@ struct {
 const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
 
-/* True when the current task is outside the --cgroup filter. */
-static __always_inline bool lt_skip_cgroup(void)
+/* True when a load-time filter is set: an event whose process is unknown is then skipped. */
+static __always_inline bool lt_filtering(void)
 {
-	return lt_cfg_cgroup_id && bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1;
+	return lt_cfg_tgid || lt_cfg_cgroup_id;
 }
 
-/* True when the current task is outside the load-time filters. */
+/* What an event is tested against: lt_skip's flags. */
+#define LT_SKIP_CURRENT (1u << 0) /* the event is the current task's, not `task`'s */
+#define LT_SKIP_CGROUP (1u << 1) /* --cgroup applies: it can only test the current task */
+
+/*
+ * The load-time filters, tested here and nowhere else: true when an event is
+ * skipped. --pid keeps the thread group of the current task or `task` (flags)
+ * and `also`, another process the event is about (a signal's target, an OOM
+ * victim; 0: none). A new filter goes here and in lt_filtering.
+ */
+static __always_inline bool lt_skip(struct task_struct *task, __u32 also, unsigned int flags)
+{
+	if (lt_cfg_tgid) {
+		/* read only with --pid: these probes run on every event */
+		__u32 tgid = flags & LT_SKIP_CURRENT ? bpf_get_current_pid_tgid() >> 32
+						     : BPF_CORE_READ(task, tgid);
+
+		if (tgid != lt_cfg_tgid && (!also || also != lt_cfg_tgid))
+			return true;
+	}
+	return flags & LT_SKIP_CGROUP && lt_cfg_cgroup_id &&
+	       bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1;
+}
+
+/* The usual case: the event is the current task's, every filter applies. */
 static __always_inline bool lt_skip_current(void)
 {
-	if (lt_cfg_tgid && (bpf_get_current_pid_tgid() >> 32) != lt_cfg_tgid)
-		return true;
-	return lt_skip_cgroup();
+	return lt_skip(NULL, 0, LT_SKIP_CURRENT | LT_SKIP_CGROUP);
 }
 
 static __always_inline struct lt_stat *lt_stat_slot(__u32 probe)

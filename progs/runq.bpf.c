@@ -28,7 +28,7 @@ static __always_inline void runnable(struct task_struct *p)
 	__u32 tid = BPF_CORE_READ(p, pid);
 	__u64 now;
 
-	if (!tid || (lt_cfg_tgid && BPF_CORE_READ(p, tgid) != lt_cfg_tgid))
+	if (!tid || lt_skip(p, 0, 0))
 		return;
 	now = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&lt_runq_start, &tid, &now, BPF_ANY))

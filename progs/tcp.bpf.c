@@ -98,7 +98,7 @@ static __always_inline void tcp_state(const struct sock *sk, int oldstate, int n
 			own(&n); /* connect(): process context */
 		} else {
 			n.direction = LT_TCP_ACCEPT;
-			n.keep = !lt_cfg_tgid && !lt_cfg_cgroup_id; /* until the owner is seen */
+			n.keep = !lt_filtering(); /* until the owner is seen */
 		}
 		bpf_map_update_elem(&lt_tcp_conns, &key, &n, BPF_ANY);
 		return;
@@ -207,7 +207,7 @@ int BPF_PROG(lt_tcp_retrans, const struct sock *sk, const struct sk_buff *skb)
 	struct conn *c;
 
 	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
-	if (c ? !c->keep : (lt_cfg_tgid || lt_cfg_cgroup_id))
+	if (c ? !c->keep : lt_filtering())
 		return 0;
 	r = lt_reserve(LT_PROBE_TCP_RETRANS, sizeof(*r));
 	if (!r)
