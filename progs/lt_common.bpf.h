@@ -79,34 +79,29 @@ static __always_inline struct lt_stat *lt_stat_slot(__u32 probe)
 	return bpf_map_lookup_elem(&lt_stats, &probe);
 }
 
-/* Reserve a record; a failure is counted as a drop, never silent. */
-static __always_inline void *lt_reserve(__u32 probe, __u32 size)
-{
-	void *rec = bpf_ringbuf_reserve(&lt_events, size, 0);
-
-	if (!rec) {
-		struct lt_stat *st = lt_stat_slot(probe);
-
-		if (st)
-			st->drops++;
-	}
-	return rec;
-}
-
 /*
- * Submit without waking the consumer until a quarter of the ring is pending:
- * a wake-up per record costs more than the record (measured in
- * docs/performance.md), and the consumer polls on a short timer anyway.
+ * Record probes count records written as events and failed reserves as drops;
+ * aggregate probes count map updates as events and failed inserts (map full) as drops.
  */
-static __always_inline void lt_submit(__u32 probe, void *rec)
+static __always_inline void lt_count(__u32 probe, bool dropped)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
-	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
-	__u64 size = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+
+	if (!st)
+		return;
+	if (dropped)
+		st->drops++;
+	else
+		st->events++;
+}
+
+/* An event a fallback program handled because the kernel had skipped the main one. */
+static __always_inline void lt_count_recovered(__u32 probe)
+{
+	struct lt_stat *st = lt_stat_slot(probe);
 
 	if (st)
-		st->events++;
-	bpf_ringbuf_submit(rec, pending >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+		st->recovered++;
 }
 
 static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size)
@@ -121,17 +116,31 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->tid = (__u32)id;
 }
 
-/* Aggregate probes count map updates as events and failed inserts (map full) as drops. */
-static __always_inline void lt_count(__u32 probe, bool dropped)
+/* Reserve a record and fill its header; a failure is counted as a drop, never silent. */
+static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
-	struct lt_stat *st = lt_stat_slot(probe);
+	void *rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 
-	if (!st)
-		return;
-	if (dropped)
-		st->drops++;
-	else
-		st->events++;
+	if (!rec) {
+		lt_count(probe, true);
+		return NULL;
+	}
+	lt_hdr_fill(rec, type, size);
+	return rec;
+}
+
+/*
+ * Submit without waking the consumer until a quarter of the ring is pending:
+ * a wake-up per record costs more than the record (measured in
+ * docs/performance.md), and the consumer polls on a short timer anyway.
+ */
+static __always_inline void lt_submit(__u32 probe, void *rec)
+{
+	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+
+	lt_count(probe, false);
+	bpf_ringbuf_submit(rec, pending >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline void lt_hist_add(struct lt_hist *h, __u64 v)

@@ -12,10 +12,9 @@ int BPF_PROG(lt_signal, int sig, struct kernel_siginfo *info, struct task_struct
 	/* --pid: signals sent by the process or to it */
 	if (lt_skip(NULL, target, LT_SKIP_CURRENT | LT_SKIP_CGROUP))
 		return 0;
-	r = lt_reserve(LT_PROBE_SIGNAL, sizeof(*r));
+	r = lt_reserve(LT_PROBE_SIGNAL, LT_TYPE_SIGNAL, sizeof(*r));
 	if (!r)
 		return 0;
-	lt_hdr_fill(&r->hdr, LT_TYPE_SIGNAL, sizeof(*r));
 	r->target_pid = target;
 	r->target_tid = BPF_CORE_READ(task, pid);
 	r->sig = sig;
