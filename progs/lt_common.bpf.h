@@ -165,4 +165,38 @@ static __always_inline struct lt_hist *lt_hist_of(void *map, const void *key)
 	return bpf_map_lookup_elem(map, key);
 }
 
+/* Add `v` to the histogram of `key` (lt_hist_of) and count it, or count the drop. */
+static __always_inline void lt_hist_count(__u32 probe, void *map, const void *key, __u64 v)
+{
+	struct lt_hist *h = lt_hist_of(map, key);
+
+	if (!h) {
+		lt_count(probe, true);
+		return;
+	}
+	lt_hist_add(h, v);
+	lt_count(probe, false);
+}
+
+/* Latency probes: keep the start time under `key`; a full map is counted as a drop. */
+static __always_inline void lt_start(__u32 probe, void *map, const void *key)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (bpf_map_update_elem(map, key, &now, BPF_ANY))
+		lt_count(probe, true);
+}
+
+/* The time since lt_start under `key`, which is forgotten; false if there was none. */
+static __always_inline bool lt_elapsed(void *map, const void *key, __u64 *delta)
+{
+	__u64 *start = bpf_map_lookup_elem(map, key);
+
+	if (!start)
+		return false;
+	*delta = bpf_ktime_get_ns() - *start;
+	bpf_map_delete_elem(map, key);
+	return true;
+}
+
 #endif /* LT_COMMON_BPF_H */

@@ -26,13 +26,10 @@ struct {
 static __always_inline void runnable(struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
-	__u64 now;
 
 	if (!tid || lt_skip(p, 0, 0))
 		return;
-	now = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&lt_runq_start, &tid, &now, BPF_ANY))
-		lt_count(LT_PROBE_RUNQ, true);
+	lt_start(LT_PROBE_RUNQ, &lt_runq_start, &tid);
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -54,15 +51,12 @@ int BPF_PROG(lt_runq_switch, bool preempt, struct task_struct *prev, struct task
 {
 	__u32 zero = 0, tid = BPF_CORE_READ(next, pid);
 	struct lt_hist *h;
-	__u64 *start, delta;
+	__u64 delta;
 
 	if (lt_task_state(prev) == 0) /* TASK_RUNNING: preempted, back on the run queue */
 		runnable(prev);
-	start = bpf_map_lookup_elem(&lt_runq_start, &tid);
-	if (!start)
+	if (!lt_elapsed(&lt_runq_start, &tid, &delta))
 		return 0;
-	delta = bpf_ktime_get_ns() - *start;
-	bpf_map_delete_elem(&lt_runq_start, &tid);
 	h = bpf_map_lookup_elem(&lt_runq_hist, &zero);
 	if (!h)
 		return 0;
