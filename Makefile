@@ -18,17 +18,16 @@ DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps i
 DEPS_VM := qemu-system-x86 busybox-static
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD)
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD) \
+	-MMD -MP
 CFLAGS ?= -O2 -g
 USER_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
 	-Iheaders -Iloader -I$(BUILD) $(shell $(PKG_CONFIG) --cflags libbpf) -MMD -MP
 LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
 
 BPF_SRCS := $(wildcard progs/*.bpf.c)
-# common.bpf.o (the definitions of the shared maps) first: bpftool 7.1's linker
-# fails relocations when an object using an extern map comes before its definition
-BPF_OBJS := $(BUILD)/progs/common.bpf.o \
-	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
+# in any order: the shared maps and settings are weak definitions in every object
+BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 # pure layers: no libbpf (the unit tests link these)
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/histfmt.c \
 	loader/prom.c loader/sym.c loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c \
@@ -119,8 +118,8 @@ $(BUILD)/lt_syscall_names.h: $(BUILD)/lt_syscall_nr.h
 	  sed -n 's/^#define LT_NR_\([a-z0-9_]*\) \([0-9]*\)$$/\t[\2] = "\1",/p' $<; \
 	  echo '};'; } >$@
 
-$(BUILD)/progs/%.bpf.o: progs/%.bpf.c progs/lt_common.bpf.h progs/lt_prof.bpf.h headers/lt_abi.h headers/lt_prof.h vmlinux.h \
-		$(BUILD)/lt_syscall_nr.h
+# headers come from the generated .d files; a generated header must exist before the first build
+$(BUILD)/progs/%.bpf.o: progs/%.bpf.c $(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -195,7 +194,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d $(BUILD)/progs/*.d)
 
 # ---- kernel matrix: the same tests in qemu on Debian kernels (tests/vm/vmtest) ----
 # make vmtest [KERNELS="5.10 6.1 6.12 7.2"]; results in build/vm/

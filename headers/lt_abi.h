@@ -23,6 +23,9 @@
 /* the ring buffer map's size unless the loader sets another (load --ringbuf-size) */
 #define LT_RINGBUF_DEFAULT (1u << 20)
 
+/* Default size of the record ring (lt_events); the loader may set another power of 2. */
+#define LT_RINGBUF_DEFAULT (1u << 20)
+
 /* Record types: stable numbers, never reused. */
 enum lt_type {
 	LT_TYPE_EXEC = 1,

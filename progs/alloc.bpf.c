@@ -88,7 +88,7 @@ static __always_inline int al_enter(struct pt_regs *ctx, __u64 size, __u64 mempt
 	struct lt_al_val *v;
 
 	lt_prof_inc(LT_PC_CALLS);
-	if (!size || (lt_cfg_tgid && id >> 32 != lt_cfg_tgid))
+	if (!size || lt_skip(NULL, 0, LT_SKIP_CURRENT))
 		return 0;
 	weight = al_sample((__u32)id, size);
 	if (!weight)

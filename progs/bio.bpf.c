@@ -34,32 +34,27 @@ struct {
 SEC("tp_btf/block_rq_issue")
 int lt_bio_issue(__u64 *ctx)
 {
-	__u64 key, now = bpf_ktime_get_ns();
+	__u64 key;
 
 	/* (q, rq) before 5.11, (rq) since */
 	if (bpf_core_type_matches(btf_trace_block_rq_issue___q))
 		key = ctx[1];
 	else
 		key = ctx[0];
-	if (bpf_map_update_elem(&lt_bio_start, &key, &now, BPF_ANY))
-		lt_count(LT_PROBE_BIO, true);
+	lt_start(LT_PROBE_BIO, &lt_bio_start, &key);
 	return 0;
 }
 
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(lt_bio_done, struct request *rq)
 {
-	__u64 key = (__u64)rq, *start, delta;
+	__u64 key = (__u64)rq, delta;
 	struct lt_bio_key k = {};
 	struct gendisk *disk;
-	struct lt_hist *h;
 	__u32 op;
 
-	start = bpf_map_lookup_elem(&lt_bio_start, &key);
-	if (!start)
+	if (!lt_elapsed(&lt_bio_start, &key, &delta))
 		return 0; /* issued before the probe was loaded */
-	delta = bpf_ktime_get_ns() - *start;
-	bpf_map_delete_elem(&lt_bio_start, &key);
 	if (bpf_core_field_exists(((struct request___old *)rq)->rq_disk))
 		disk = BPF_CORE_READ((struct request___old *)rq, rq_disk);
 	else
@@ -68,12 +63,6 @@ int BPF_PROG(lt_bio_done, struct request *rq)
 		k.dev = BPF_CORE_READ(disk, major) << 20 | BPF_CORE_READ(disk, first_minor);
 	op = BPF_CORE_READ(rq, cmd_flags) & 0xff; /* REQ_OP_MASK */
 	k.op = op <= LT_BIO_DISCARD ? op : LT_BIO_OTHER;
-	h = lt_hist_of(&lt_bio_hist, &k);
-	if (!h) {
-		lt_count(LT_PROBE_BIO, true);
-		return 0;
-	}
-	lt_hist_add(h, delta);
-	lt_count(LT_PROBE_BIO, false);
+	lt_hist_count(LT_PROBE_BIO, &lt_bio_hist, &k, delta);
 	return 0;
 }

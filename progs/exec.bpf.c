@@ -13,10 +13,9 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	if (lt_skip_current())
 		return 0;
-	r = lt_reserve(LT_PROBE_EXEC, sizeof(*r));
+	r = lt_reserve(LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(*r));
 	if (!r)
 		return 0;
-	lt_hdr_fill(&r->hdr, LT_TYPE_EXEC, sizeof(*r));
 	ugid = bpf_get_current_uid_gid();
 	r->uid = (__u32)ugid;
 	r->gid = ugid >> 32;

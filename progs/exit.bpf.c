@@ -47,10 +47,9 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 
 	if (!last_thread(ctx, p) || lt_skip_current())
 		return 0;
-	r = lt_reserve(LT_PROBE_EXIT, sizeof(*r));
+	r = lt_reserve(LT_PROBE_EXIT, LT_TYPE_EXIT, sizeof(*r));
 	if (!r)
 		return 0;
-	lt_hdr_fill(&r->hdr, LT_TYPE_EXIT, sizeof(*r));
 	code = BPF_CORE_READ(p, exit_code);
 	r->exit_code = (code >> 8) & 0xff;
 	r->signal = code & 0x7f;

@@ -12,10 +12,9 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	if (lt_skip_current())
 		return 0;
-	r = lt_reserve(LT_PROBE_FORK, sizeof(*r));
+	r = lt_reserve(LT_PROBE_FORK, LT_TYPE_FORK, sizeof(*r));
 	if (!r)
 		return 0;
-	lt_hdr_fill(&r->hdr, LT_TYPE_FORK, sizeof(*r));
 	r->child_pid = child_pid;
 	r->_pad0 = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));

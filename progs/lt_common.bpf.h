@@ -11,44 +11,67 @@
 #include "lt_hist.h"
 
 /*
- * Defined once in common.bpf.c; the other objects refer to them and
- * `bpftool gen object` resolves the references into one map each.
+ * Shared maps and settings: every object that includes this header carries
+ * the same weak definition, and `bpftool gen object` merges them into one,
+ * whatever the order of the objects on its command line.
  */
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
-} lt_events SEC(".maps");
+	__uint(max_entries, LT_RINGBUF_DEFAULT);
+} lt_events __weak SEC(".maps");
 
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LT_PROBE_SLOTS);
 	__type(key, __u32);
 	__type(value, struct lt_stat);
-} lt_stats SEC(".maps");
+} lt_stats __weak SEC(".maps");
 
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, __u32);
-} lt_cgroup SEC(".maps");
+} lt_cgroup __weak SEC(".maps");
 
 /* Set by the loader before load; read-only afterwards. */
-extern const volatile __u32 lt_cfg_tgid; /* 0: any process */
-extern const volatile __u64 lt_cfg_cgroup_id; /* 0: any; else only tasks under lt_cgroup[0] */
+const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
+const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
 
-/* True when the current task is outside the --cgroup filter. */
-static __always_inline bool lt_skip_cgroup(void)
+/* True when a load-time filter is set: an event whose process is unknown is then skipped. */
+static __always_inline bool lt_filtering(void)
 {
-	return lt_cfg_cgroup_id && bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1;
+	return lt_cfg_tgid || lt_cfg_cgroup_id;
 }
 
-/* True when the current task is outside the load-time filters. */
+/* What an event is tested against: lt_skip's flags. */
+#define LT_SKIP_CURRENT (1u << 0) /* the event is the current task's, not `task`'s */
+#define LT_SKIP_CGROUP (1u << 1) /* --cgroup applies: it can only test the current task */
+
+/*
+ * The load-time filters, tested here and nowhere else: true when an event is
+ * skipped. --pid keeps the thread group of the current task or `task` (flags)
+ * and `also`, another process the event is about (a signal's target, an OOM
+ * victim; 0: none). A new filter goes here and in lt_filtering.
+ */
+static __always_inline bool lt_skip(struct task_struct *task, __u32 also, unsigned int flags)
+{
+	if (lt_cfg_tgid) {
+		/* read only with --pid: these probes run on every event */
+		__u32 tgid = flags & LT_SKIP_CURRENT ? bpf_get_current_pid_tgid() >> 32
+						     : BPF_CORE_READ(task, tgid);
+
+		if (tgid != lt_cfg_tgid && (!also || also != lt_cfg_tgid))
+			return true;
+	}
+	return flags & LT_SKIP_CGROUP && lt_cfg_cgroup_id &&
+	       bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1;
+}
+
+/* The usual case: the event is the current task's, every filter applies. */
 static __always_inline bool lt_skip_current(void)
 {
-	if (lt_cfg_tgid && (bpf_get_current_pid_tgid() >> 32) != lt_cfg_tgid)
-		return true;
-	return lt_skip_cgroup();
+	return lt_skip(NULL, 0, LT_SKIP_CURRENT | LT_SKIP_CGROUP);
 }
 
 static __always_inline struct lt_stat *lt_stat_slot(__u32 probe)
@@ -56,34 +79,29 @@ static __always_inline struct lt_stat *lt_stat_slot(__u32 probe)
 	return bpf_map_lookup_elem(&lt_stats, &probe);
 }
 
-/* Reserve a record; a failure is counted as a drop, never silent. */
-static __always_inline void *lt_reserve(__u32 probe, __u32 size)
-{
-	void *rec = bpf_ringbuf_reserve(&lt_events, size, 0);
-
-	if (!rec) {
-		struct lt_stat *st = lt_stat_slot(probe);
-
-		if (st)
-			st->drops++;
-	}
-	return rec;
-}
-
 /*
- * Submit without waking the consumer until a quarter of the ring is pending:
- * a wake-up per record costs more than the record (measured in
- * docs/performance.md), and the consumer polls on a short timer anyway.
+ * Record probes count records written as events and failed reserves as drops;
+ * aggregate probes count map updates as events and failed inserts (map full) as drops.
  */
-static __always_inline void lt_submit(__u32 probe, void *rec)
+static __always_inline void lt_count(__u32 probe, bool dropped)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
-	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
-	__u64 size = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+
+	if (!st)
+		return;
+	if (dropped)
+		st->drops++;
+	else
+		st->events++;
+}
+
+/* An event a fallback program handled because the kernel had skipped the main one. */
+static __always_inline void lt_count_recovered(__u32 probe)
+{
+	struct lt_stat *st = lt_stat_slot(probe);
 
 	if (st)
-		st->events++;
-	bpf_ringbuf_submit(rec, pending >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+		st->recovered++;
 }
 
 static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size)
@@ -98,17 +116,31 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->tid = (__u32)id;
 }
 
-/* Aggregate probes count map updates as events and failed inserts (map full) as drops. */
-static __always_inline void lt_count(__u32 probe, bool dropped)
+/* Reserve a record and fill its header; a failure is counted as a drop, never silent. */
+static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
-	struct lt_stat *st = lt_stat_slot(probe);
+	void *rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 
-	if (!st)
-		return;
-	if (dropped)
-		st->drops++;
-	else
-		st->events++;
+	if (!rec) {
+		lt_count(probe, true);
+		return NULL;
+	}
+	lt_hdr_fill(rec, type, size);
+	return rec;
+}
+
+/*
+ * Submit without waking the consumer until a quarter of the ring is pending:
+ * a wake-up per record costs more than the record (measured in
+ * docs/performance.md), and the consumer polls on a short timer anyway.
+ */
+static __always_inline void lt_submit(__u32 probe, void *rec)
+{
+	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+
+	lt_count(probe, false);
+	bpf_ringbuf_submit(rec, pending >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline void lt_hist_add(struct lt_hist *h, __u64 v)
@@ -131,6 +163,40 @@ static __always_inline struct lt_hist *lt_hist_of(void *map, const void *key)
 		return h;
 	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
 	return bpf_map_lookup_elem(map, key);
+}
+
+/* Add `v` to the histogram of `key` (lt_hist_of) and count it, or count the drop. */
+static __always_inline void lt_hist_count(__u32 probe, void *map, const void *key, __u64 v)
+{
+	struct lt_hist *h = lt_hist_of(map, key);
+
+	if (!h) {
+		lt_count(probe, true);
+		return;
+	}
+	lt_hist_add(h, v);
+	lt_count(probe, false);
+}
+
+/* Latency probes: keep the start time under `key`; a full map is counted as a drop. */
+static __always_inline void lt_start(__u32 probe, void *map, const void *key)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (bpf_map_update_elem(map, key, &now, BPF_ANY))
+		lt_count(probe, true);
+}
+
+/* The time since lt_start under `key`, which is forgotten; false if there was none. */
+static __always_inline bool lt_elapsed(void *map, const void *key, __u64 *delta)
+{
+	__u64 *start = bpf_map_lookup_elem(map, key);
+
+	if (!start)
+		return false;
+	*delta = bpf_ktime_get_ns() - *start;
+	bpf_map_delete_elem(map, key);
+	return true;
 }
 
 #endif /* LT_COMMON_BPF_H */

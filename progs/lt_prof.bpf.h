@@ -10,40 +10,46 @@
 #define EEXIST 17
 #define ENOSPC 28
 
-extern struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, struct lt_prof_key);
-	__type(value, struct lt_prof_val);
-} lt_prof SEC(".maps");
-
-extern struct {
+/*
+ * Weak like the maps of lt_common.bpf.h. Created only when a profile is
+ * loaded (the loader turns their creation off otherwise) and sized by the
+ * loader.
+ */
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct lt_stack);
-} lt_stacks SEC(".maps");
+} lt_stacks __weak SEC(".maps");
 
-extern struct {
+/* one stack being hashed (too big for the BPF stack); one program family runs per object */
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct lt_stack);
-} lt_stack_buf SEC(".maps");
+} lt_stack_buf __weak SEC(".maps");
 
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, LT_PC_SLOTS);
 	__type(key, __u32);
 	__type(value, __u64);
-} lt_prof_err SEC(".maps");
+} lt_prof_err __weak SEC(".maps");
 
-extern struct {
+struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct lt_task_key);
 	__type(value, __u8);
-} lt_prof_seen SEC(".maps");
+} lt_prof_seen __weak SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct lt_prof_key);
+	__type(value, struct lt_prof_val);
+} lt_prof __weak SEC(".maps");
 
 static __always_inline void lt_prof_inc(__u32 ctr)
 {

@@ -6,11 +6,7 @@
  * those stacks (tp_btf; bpf_get_stack works there since current is prev).
  */
 #include "lt_prof.bpf.h"
-
-/* before 5.14 the task state was "long state" */
-struct task_struct___old {
-	long state;
-} __attribute__((preserve_access_index));
+#include "lt_core.bpf.h"
 
 struct lt_off_start {
 	__u64 ts;
@@ -30,14 +26,9 @@ int BPF_PROG(lt_prof_off, bool preempt, struct task_struct *prev, struct task_st
 	__u32 tid = BPF_CORE_READ(prev, pid);
 	__u64 now = bpf_ktime_get_ns();
 	struct lt_off_start *st;
-	long state;
 
-	if (bpf_core_field_exists(prev->__state))
-		state = BPF_CORE_READ(prev, __state);
-	else
-		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
 	/* blocked: asleep by choice, not preempted; idle and filtered tasks skipped */
-	if (tid && !preempt && state != 0 && !lt_skip_current()) {
+	if (tid && !preempt && lt_task_state(prev) != 0 && !lt_skip_current()) {
 		struct lt_off_start s = { .ts = now };
 
 		s.key.tgid = BPF_CORE_READ(prev, tgid);

@@ -46,15 +46,12 @@ static __always_inline int emit(struct task_struct *victim, __u32 victim_pid, __
 	struct mm_struct *mm;
 	struct lt_oom *r;
 
-	if (lt_skip_cgroup())
+	/* --pid: the process's own kills and the kill of the process */
+	if (lt_skip(NULL, victim_pid, LT_SKIP_CURRENT | LT_SKIP_CGROUP))
 		return 0;
-	if (lt_cfg_tgid && victim_pid != lt_cfg_tgid &&
-	    (bpf_get_current_pid_tgid() >> 32) != lt_cfg_tgid)
-		return 0;
-	r = lt_reserve(LT_PROBE_OOM, sizeof(*r));
+	r = lt_reserve(LT_PROBE_OOM, LT_TYPE_OOM, sizeof(*r));
 	if (!r)
 		return 0;
-	lt_hdr_fill(&r->hdr, LT_TYPE_OOM, sizeof(*r));
 	r->victim_pid = victim_pid;
 	r->victim_uid = uid;
 	r->pages = 0;

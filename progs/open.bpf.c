@@ -70,12 +70,8 @@ int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 	if (lt_skip_current())
 		return 0;
 	/* a full map loses this open: counted as a drop, not silent */
-	if (bpf_map_update_elem(&lt_open_args, &tid, &a, BPF_ANY)) {
-		struct lt_stat *st = lt_stat_slot(LT_PROBE_OPEN);
-
-		if (st)
-			st->drops++;
-	}
+	if (bpf_map_update_elem(&lt_open_args, &tid, &a, BPF_ANY))
+		lt_count(LT_PROBE_OPEN, true);
 	return 0;
 }
 
@@ -93,12 +89,11 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 	a = bpf_map_lookup_elem(&lt_open_args, &tid);
 	if (!a)
 		return 0;
-	r = lt_reserve(LT_PROBE_OPEN, sizeof(*r));
+	r = lt_reserve(LT_PROBE_OPEN, LT_TYPE_OPEN, sizeof(*r));
 	if (!r) {
 		bpf_map_delete_elem(&lt_open_args, &tid);
 		return 0;
 	}
-	lt_hdr_fill(&r->hdr, LT_TYPE_OPEN, sizeof(*r));
 	r->ret = ret;
 	r->dfd = a->dfd;
 	r->flags = a->flags;

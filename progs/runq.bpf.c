@@ -7,11 +7,7 @@
  * measured task is not the current one).
  */
 #include "lt_common.bpf.h"
-
-/* before 5.14 the task state was "long state" */
-struct task_struct___old {
-	long state;
-} __attribute__((preserve_access_index));
+#include "lt_core.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -30,13 +26,10 @@ struct {
 static __always_inline void runnable(struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
-	__u64 now;
 
-	if (!tid || (lt_cfg_tgid && BPF_CORE_READ(p, tgid) != lt_cfg_tgid))
+	if (!tid || lt_skip(p, 0, 0))
 		return;
-	now = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&lt_runq_start, &tid, &now, BPF_ANY))
-		lt_count(LT_PROBE_RUNQ, true);
+	lt_start(LT_PROBE_RUNQ, &lt_runq_start, &tid);
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -58,20 +51,12 @@ int BPF_PROG(lt_runq_switch, bool preempt, struct task_struct *prev, struct task
 {
 	__u32 zero = 0, tid = BPF_CORE_READ(next, pid);
 	struct lt_hist *h;
-	__u64 *start, delta;
-	long state;
+	__u64 delta;
 
-	if (bpf_core_field_exists(prev->__state))
-		state = BPF_CORE_READ(prev, __state);
-	else
-		state = BPF_CORE_READ((struct task_struct___old *)prev, state);
-	if (state == 0) /* TASK_RUNNING: preempted, back on the run queue */
+	if (lt_task_state(prev) == 0) /* TASK_RUNNING: preempted, back on the run queue */
 		runnable(prev);
-	start = bpf_map_lookup_elem(&lt_runq_start, &tid);
-	if (!start)
+	if (!lt_elapsed(&lt_runq_start, &tid, &delta))
 		return 0;
-	delta = bpf_ktime_get_ns() - *start;
-	bpf_map_delete_elem(&lt_runq_start, &tid);
 	h = bpf_map_lookup_elem(&lt_runq_hist, &zero);
 	if (!h)
 		return 0;

@@ -10,12 +10,11 @@ int BPF_PROG(lt_signal, int sig, struct kernel_siginfo *info, struct task_struct
 	__u32 target = BPF_CORE_READ(task, tgid);
 
 	/* --pid: signals sent by the process or to it */
-	if (lt_skip_current() && !(lt_cfg_tgid && target == lt_cfg_tgid && !lt_skip_cgroup()))
+	if (lt_skip(NULL, target, LT_SKIP_CURRENT | LT_SKIP_CGROUP))
 		return 0;
-	r = lt_reserve(LT_PROBE_SIGNAL, sizeof(*r));
+	r = lt_reserve(LT_PROBE_SIGNAL, LT_TYPE_SIGNAL, sizeof(*r));
 	if (!r)
 		return 0;
-	lt_hdr_fill(&r->hdr, LT_TYPE_SIGNAL, sizeof(*r));
 	r->target_pid = target;
 	r->target_tid = BPF_CORE_READ(task, pid);
 	r->sig = sig;

@@ -27,12 +27,10 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(lt_sys_e, struct pt_regs *regs, long id)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 now = bpf_ktime_get_ns();
 
 	if (lt_skip_current())
 		return 0;
-	if (bpf_map_update_elem(&lt_sys_start, &tid, &now, BPF_ANY))
-		lt_count(LT_PROBE_SYSCALLS, true);
+	lt_start(LT_PROBE_SYSCALLS, &lt_sys_start, &tid);
 	return 0;
 }
 
@@ -42,23 +40,13 @@ int BPF_PROG(lt_sys_x, struct pt_regs *regs, long ret)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct lt_sys_key key = {};
-	struct lt_hist *h;
-	__u64 *start, delta;
+	__u64 delta;
 
-	start = bpf_map_lookup_elem(&lt_sys_start, &tid);
-	if (!start)
+	if (!lt_elapsed(&lt_sys_start, &tid, &delta))
 		return 0;
-	delta = bpf_ktime_get_ns() - *start;
-	bpf_map_delete_elem(&lt_sys_start, &tid);
 	key.nr = BPF_CORE_READ(regs, orig_ax);
 	if (lt_cfg_sys_per_pid)
 		key.pid = id >> 32;
-	h = lt_hist_of(&lt_sys_hist, &key);
-	if (!h) {
-		lt_count(LT_PROBE_SYSCALLS, true);
-		return 0;
-	}
-	lt_hist_add(h, delta);
-	lt_count(LT_PROBE_SYSCALLS, false);
+	lt_hist_count(LT_PROBE_SYSCALLS, &lt_sys_hist, &key, delta);
 	return 0;
 }

@@ -98,7 +98,7 @@ static __always_inline void tcp_state(const struct sock *sk, int oldstate, int n
 			own(&n); /* connect(): process context */
 		} else {
 			n.direction = LT_TCP_ACCEPT;
-			n.keep = !lt_cfg_tgid && !lt_cfg_cgroup_id; /* until the owner is seen */
+			n.keep = !lt_filtering(); /* until the owner is seen */
 		}
 		bpf_map_update_elem(&lt_tcp_conns, &key, &n, BPF_ANY);
 		return;
@@ -120,10 +120,9 @@ static __always_inline void tcp_state(const struct sock *sk, int oldstate, int n
 		return;
 	if (!c->keep)
 		goto out;
-	r = lt_reserve(LT_PROBE_TCP, sizeof(*r));
+	r = lt_reserve(LT_PROBE_TCP, LT_TYPE_TCP, sizeof(*r));
 	if (!r)
 		goto out;
-	lt_hdr_fill(&r->hdr, LT_TYPE_TCP, sizeof(*r));
 	r->hdr.pid = c->pid;
 	r->hdr.tid = c->tid;
 	if (c->addr.family) {
@@ -180,7 +179,6 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lt_tcp_nest, const struct sock *sk, int oldstate, int newstate)
 {
 	__u64 key = (__u64)sk;
-	struct lt_stat *st;
 	struct conn *c;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
@@ -193,9 +191,7 @@ int BPF_PROG(lt_tcp_nest, const struct sock *sk, int oldstate, int newstate)
 		return 0; /* lt_tcp saw it, or there is nothing to do */
 	}
 	tcp_state(sk, oldstate, newstate);
-	st = lt_stat_slot(LT_PROBE_TCP);
-	if (st)
-		st->recovered++;
+	lt_count_recovered(LT_PROBE_TCP);
 	return 0;
 }
 
@@ -207,12 +203,11 @@ int BPF_PROG(lt_tcp_retrans, const struct sock *sk, const struct sk_buff *skb)
 	struct conn *c;
 
 	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
-	if (c ? !c->keep : (lt_cfg_tgid || lt_cfg_cgroup_id))
+	if (c ? !c->keep : lt_filtering())
 		return 0;
-	r = lt_reserve(LT_PROBE_TCP_RETRANS, sizeof(*r));
+	r = lt_reserve(LT_PROBE_TCP_RETRANS, LT_TYPE_TCP_RETRANS, sizeof(*r));
 	if (!r)
 		return 0;
-	lt_hdr_fill(&r->hdr, LT_TYPE_TCP_RETRANS, sizeof(*r));
 	if (fill_addr(&r->addr, sk)) {
 		bpf_ringbuf_discard(r, 0);
 		return 0;
