@@ -20,9 +20,6 @@
 #define LT_COMM_LEN 16
 #define LT_FILENAME_MAX 256
 #define LT_ARGS_MAX 1024
-/* the ring buffer map's size unless the loader sets another (load --ringbuf-size) */
-#define LT_RINGBUF_DEFAULT (1u << 20)
-
 /* Default size of the record ring (lt_events); the loader may set another power of 2. */
 #define LT_RINGBUF_DEFAULT (1u << 20)
 
