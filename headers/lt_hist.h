@@ -90,4 +90,10 @@ _Static_assert(sizeof(struct lt_hist) == 16 + 8 * LT_HIST_SLOTS, "lt_hist size")
 _Static_assert(sizeof(struct lt_sys_key) == 8, "lt_sys_key size");
 _Static_assert(sizeof(struct lt_bio_key) == 8, "lt_bio_key size");
 
+/* The aggregates' shared structs for the ABI test and the BTF anchors (see LT_ABI_RECORDS). */
+#define LT_ABI_HIST(S, M)                                                                      \
+	S(lt_hist) M(lt_hist, count) M(lt_hist, sum_ns) M(lt_hist, slot)                        \
+	S(lt_sys_key) M(lt_sys_key, nr) M(lt_sys_key, pid)                                      \
+	S(lt_bio_key) M(lt_bio_key, dev) M(lt_bio_key, op) M(lt_bio_key, _pad0)
+
 #endif /* LT_HIST_H */
