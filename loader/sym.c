@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "sym.h"
 
 #define COMM_LEN 16
@@ -75,24 +76,6 @@ struct htab {
 	size_t nb, n;
 };
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
-}
-
 static int ht_add(struct htab *t, struct hnode *e, uint64_t key)
 {
 	size_t i;
@@ -108,8 +91,8 @@ static int ht_add(struct htab *t, struct hnode *e, uint64_t key)
 			for (i = 0; i < t->nb; i++) {
 				for (struct hnode *x = t->b[i], *nx; x; x = nx) {
 					nx = x->next;
-					x->next = b[mix64(x->key) & (nb - 1)];
-					b[mix64(x->key) & (nb - 1)] = x;
+					x->next = b[lt_hash_mix(x->key) & (nb - 1)];
+					b[lt_hash_mix(x->key) & (nb - 1)] = x;
 				}
 			}
 			free(t->b);
@@ -118,7 +101,7 @@ static int ht_add(struct htab *t, struct hnode *e, uint64_t key)
 		}
 	}
 	e->key = key;
-	i = mix64(key) & (t->nb - 1);
+	i = lt_hash_mix(key) & (t->nb - 1);
 	e->next = t->b[i];
 	t->b[i] = e;
 	t->n++;
@@ -133,7 +116,7 @@ static struct hnode *ht_find(const struct htab *t, uint64_t key, struct hnode *a
 	if (after)
 		e = after->next;
 	else
-		e = t->nb ? t->b[mix64(key) & (t->nb - 1)] : NULL;
+		e = t->nb ? t->b[lt_hash_mix(key) & (t->nb - 1)] : NULL;
 	for (; e; e = e->next)
 		if (e->key == key)
 			return e;
@@ -632,7 +615,7 @@ static struct lt_elf *elf_get(struct lt_syms *s, int fd)
 	char *id = elf ? elf_build_id(elf) : NULL;
 
 	if (id) {
-		for (struct hnode *n = NULL; (n = ht_find(&s->elfs, hash_str(id), n));) {
+		for (struct hnode *n = NULL; (n = ht_find(&s->elfs, lt_hash_str(id), n));) {
 			e = (struct lt_elf *)n;
 			if (!strcmp(e->build_id, id)) {
 				free(id);
@@ -656,7 +639,7 @@ static struct lt_elf *elf_get(struct lt_syms *s, int fd)
 	if (elf)
 		elf_end(elf);
 	e->build_id = id;
-	if (id && ht_add(&s->elfs, &e->node, hash_str(id))) {
+	if (id && ht_add(&s->elfs, &e->node, lt_hash_str(id))) {
 		free(id);
 		e->build_id = NULL;
 	}
@@ -818,7 +801,8 @@ static int map_file_path(uint32_t pid, const struct maps_line *m, char *buf, siz
 
 static uint64_t ident_hash(const struct ident *id)
 {
-	return mix64(id->dev ^ mix64(id->ino ^ mix64(id->size ^ mix64(id->mtime_ns))));
+	return lt_hash_mix(
+		id->dev ^ lt_hash_mix(id->ino ^ lt_hash_mix(id->size ^ lt_hash_mix(id->mtime_ns))));
 }
 
 static struct lt_file *file_new(struct lt_syms *s, const char *path, struct lt_elf *e)
