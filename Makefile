@@ -31,7 +31,8 @@ BPF_OBJS := $(BUILD)/progs/common.bpf.o \
 	$(filter-out $(BUILD)/progs/common.bpf.o,$(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS)))
 # pure layers: no libbpf (the unit tests link these)
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c loader/prom.c \
-	loader/sym.c loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c
+	loader/sym.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c loader/pprof.c \
+	loader/grow.c loader/lowtrace.c loader/opts.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
