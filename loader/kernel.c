@@ -33,6 +33,10 @@
 
 struct lt_suite {
 	struct lowtrace *skel;
+	/* from lt_suite_open until lt_suite_load */
+	int cg_fd; /* --cgroup, -1: none */
+	uint64_t probes;
+	bool pin, replace, al_leaks;
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;
@@ -194,9 +198,8 @@ static int open_cgroup(const char *path, uint64_t *id)
 	return fd;
 }
 
-int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
+int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 {
-	char tmp[64];
 	struct bpf_program *p;
 	struct lt_suite *s;
 	uint64_t cg_id = 0;
@@ -225,9 +228,14 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	libbpf_set_print(libbpf_log);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		ret = lt_error(LT_FAIL, "out of memory");
-		goto out_cg;
+		if (cg_fd >= 0)
+			close(cg_fd);
+		return lt_error(LT_FAIL, "out of memory");
 	}
+	s->cg_fd = cg_fd;
+	s->probes = o->probes;
+	s->pin = o->pin;
+	s->replace = o->replace;
 	s->skel = lowtrace__open();
 	if (!s->skel) {
 		ret = lt_error(LT_FAIL, "cannot open the BPF object: %s", strerror(errno));
@@ -237,18 +245,6 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_cgroup_id = cg_id;
 	s->skel->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
-	if (o->stack_entries)
-		bpf_map__set_max_entries(s->skel->maps.lt_stacks, o->stack_entries);
-	if (!o->al_leaks) {
-		/* preallocated, and unused without --leaks */
-		bpf_map__set_max_entries(s->skel->maps.lt_al_live, 1);
-		bpf_map__set_max_entries(s->skel->maps.lt_al_pend, 1);
-	}
-	s->skel->rodata->lt_cfg_al_mean = o->al_mean;
-	s->skel->rodata->lt_cfg_al_leaks = o->al_leaks;
-	if (o->al_ival)
-		memcpy((void *)s->skel->rodata->lt_cfg_al_ival, o->al_ival,
-		       sizeof(s->skel->rodata->lt_cfg_al_ival));
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (err) {
 		ret = err;
@@ -268,24 +264,76 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 			bpf_program__set_autoload(p, (o->probes >> i) & 1);
 		}
 	}
-	err = lowtrace__load(s->skel);
-	if (err) {
-		ret = lt_error(err == -EPERM ? LT_ENV : LT_FAIL,
-			       "cannot load the BPF programs: %s%s", strerror(-err),
-			       lt_verbose ? "" : " (rerun with -v for the verifier log)");
-		goto out;
-	}
-	if (cg_fd >= 0) {
-		__u32 key = 0, val = cg_fd;
+	*out = s;
+	return LT_OK;
+out:
+	lt_suite_free(s);
+	return ret;
+}
 
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_cgroup), &key, &val, 0)) {
-			ret = lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
-				       strerror(errno));
-			goto out;
-		}
+void lt_suite_set_stacks(struct lt_suite *s, uint32_t entries)
+{
+	if (entries)
+		bpf_map__set_max_entries(s->skel->maps.lt_stacks, entries);
+}
+
+void lt_suite_set_alloc(struct lt_suite *s, uint64_t mean, const uint64_t *ival, bool leaks)
+{
+	s->skel->rodata->lt_cfg_al_mean = mean;
+	s->skel->rodata->lt_cfg_al_leaks = leaks;
+	if (ival)
+		memcpy((void *)s->skel->rodata->lt_cfg_al_ival, ival,
+		       sizeof(s->skel->rodata->lt_cfg_al_ival));
+	s->al_leaks = leaks;
+}
+
+/* Pin into a private directory, then rename: the suite appears whole or not. */
+static int pin_suite(struct lt_suite *s)
+{
+	char tmp[64];
+	struct stat st;
+	int err;
+
+	/* bpffs rejects dots in names, hence no ".tmp" */
+	snprintf(tmp, sizeof(tmp), "%s/lowtrace-tmp-%d", LT_PIN_ROOT, (int)getpid());
+	err = pin_all(s, tmp);
+	/* --replace: the old suite goes only once the new one is attached */
+	if (!err && s->replace && stat(LT_PIN_DIR, &st) == 0 && lt_unload() != LT_OK)
+		err = -EBUSY;
+	if (!err && rename(tmp, LT_PIN_DIR))
+		err = -errno;
+	if (err) {
+		rm_tree_at(AT_FDCWD, tmp);
+		return lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED : LT_FAIL,
+				"cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
+	}
+	return LT_OK;
+}
+
+static int load_attach(struct lt_suite *s)
+{
+	struct bpf_program *p;
+	int err;
+
+	if (!s->al_leaks) {
+		/* preallocated, and unused without --leaks */
+		bpf_map__set_max_entries(s->skel->maps.lt_al_live, 1);
+		bpf_map__set_max_entries(s->skel->maps.lt_al_pend, 1);
+	}
+	err = lowtrace__load(s->skel);
+	if (err)
+		return lt_error(err == -EPERM ? LT_ENV : LT_FAIL,
+				"cannot load the BPF programs: %s%s", strerror(-err),
+				lt_verbose ? "" : " (rerun with -v for the verifier log)");
+	if (s->cg_fd >= 0) {
+		__u32 key = 0, val = s->cg_fd;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_cgroup), &key, &val, 0))
+			return lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
+					strerror(errno));
 	}
 	for (size_t i = 0; i < lt_nprobes; i++) {
-		if (!((o->probes >> i) & 1))
+		if (!((s->probes >> i) & 1))
 			continue;
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
 			struct bpf_link **l = &s->links[lt_probes[i].id][k];
@@ -298,39 +346,41 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 			*l = bpf_program__attach(p);
 			if (*l)
 				continue;
-			ret = lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",
-				       lt_probes[i].name, lt_probes[i].progs[k], strerror(errno));
-			goto out;
+			return lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",
+					lt_probes[i].name, lt_probes[i].progs[k], strerror(errno));
 		}
 	}
-	if (o->pin) {
-		/* pin into a private directory, then rename: the suite appears whole or not
-		 * (bpffs rejects dots in names, hence no ".tmp") */
-		snprintf(tmp, sizeof(tmp), "%s/lowtrace-tmp-%d", LT_PIN_ROOT, (int)getpid());
-		err = pin_all(s, tmp);
-		/* --replace: the old suite goes only once the new one is attached */
-		if (!err && o->replace && stat(LT_PIN_DIR, &st) == 0 && lt_unload() != LT_OK)
-			err = -EBUSY;
-		if (!err && rename(tmp, LT_PIN_DIR))
-			err = -errno;
-		if (err) {
-			rm_tree_at(AT_FDCWD, tmp);
-			ret = lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED
-									   : LT_FAIL,
-				       "cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
-			goto out;
-		}
+	return s->pin ? pin_suite(s) : LT_OK;
+}
+
+int lt_suite_load(struct lt_suite *s)
+{
+	int ret = load_attach(s);
+
+	/* nothing stays attached; the programs and maps go with lt_suite_free */
+	if (ret)
+		lt_suite_detach(s);
+	if (s->cg_fd >= 0) {
+		close(s->cg_fd);
+		s->cg_fd = -1;
 	}
-	if (cg_fd >= 0)
-		close(cg_fd);
+	return ret;
+}
+
+int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
+{
+	struct lt_suite *s;
+	int ret = lt_suite_open(o, &s);
+
+	if (ret)
+		return ret;
+	ret = lt_suite_load(s);
+	if (ret) {
+		lt_suite_free(s);
+		return ret;
+	}
 	*out = s;
 	return LT_OK;
-out:
-	lt_suite_free(s);
-out_cg:
-	if (cg_fd >= 0)
-		close(cg_fd);
-	return ret;
 }
 
 static int add_extra(struct lt_suite *s, struct bpf_link *l)
@@ -489,6 +539,8 @@ void lt_suite_free(struct lt_suite *s)
 		return;
 	lt_suite_detach(s);
 	lowtrace__destroy(s->skel);
+	if (s->cg_fd >= 0)
+		close(s->cg_fd);
 	free(s);
 }
 

@@ -736,7 +736,7 @@ int cmd_profile(int argc, char **argv)
 {
 	static struct sstack ss;
 	struct popts o;
-	struct lt_load_opts lo = { .ringbuf_size = 256 * 1024, .stack_entries = STACK_ENTRIES };
+	struct lt_load_opts lo = { .ringbuf_size = 256 * 1024 };
 	struct prof_out po = { .first = true };
 	struct ringctx rc = {};
 	struct counters ctr;
@@ -774,7 +774,11 @@ int cmd_profile(int argc, char **argv)
 	lo.probes = 1ull << (row - lt_probes);
 	lo.pid = o.pid;
 	lo.cgroup = o.cgroup;
-	ret = lt_load(&lo, &suite);
+	ret = lt_suite_open(&lo, &suite);
+	if (ret)
+		goto out;
+	lt_suite_set_stacks(suite, STACK_ENTRIES);
+	ret = lt_suite_load(suite);
 	if (ret)
 		goto out;
 	if (!o.off_cpu) {
@@ -1265,7 +1269,7 @@ int cmd_alloc(int argc, char **argv)
 {
 	static uint64_t ival[LT_AL_IVAL_N];
 	struct popts o;
-	struct lt_load_opts lo = { .ringbuf_size = 4096, .stack_entries = STACK_ENTRIES };
+	struct lt_load_opts lo = { .ringbuf_size = 4096 };
 	struct out out = {};
 	struct counters ctr;
 	struct vec sites = { .elem = sizeof(struct site) };
@@ -1320,10 +1324,12 @@ int cmd_alloc(int argc, char **argv)
 		exp_table(o.sample_bytes, ival);
 	lo.probes = 1ull << (lt_probe_by_name("alloc", 5) - lt_probes);
 	lo.pid = o.pid;
-	lo.al_mean = o.sample_bytes;
-	lo.al_ival = ival;
-	lo.al_leaks = o.leaks;
-	ret = lt_load(&lo, &suite);
+	ret = lt_suite_open(&lo, &suite);
+	if (ret)
+		goto out;
+	lt_suite_set_stacks(suite, STACK_ENTRIES);
+	lt_suite_set_alloc(suite, o.sample_bytes, ival, o.leaks);
+	ret = lt_suite_load(suite);
 	if (ret)
 		goto out;
 	for (size_t i = 0; i < AL_NFUNCS; i++) {
