@@ -36,7 +36,9 @@ CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/hist.c load
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
-LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o $(BUILD)/loader/metrics.o \
+# the kernel layer: libbpf
+KERNEL_OBJS := $(BUILD)/loader/kernel.o $(BUILD)/loader/kernel_read.o
+LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(BUILD)/loader/metrics.o \
 	$(BUILD)/loader/profile.o $(BUILD)/loader/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -125,7 +127,7 @@ $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name lowtrace > $@
 
 # ---- userspace ----
-$(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
+$(KERNEL_OBJS): $(BUILD)/lowtrace.skel.h
 $(BUILD)/loader/main.o $(BUILD)/loader/metrics.o: $(BUILD)/lt_syscall_names.h
 
 $(BUILD)/loader/%.o: loader/%.c
@@ -152,8 +154,8 @@ $(BUILD)/tests/%.o: tests/unit/%.c
 $(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
-# the aggregate reader on a real map: kernel.o (libbpf) with malloc counted
-$(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(BUILD)/loader/kernel.o
+# the aggregate reader on a real map: the kernel layer (libbpf) with malloc counted
+$(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(KERNEL_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 $(BUILD)/tests/test_agg.o: $(BUILD)/lowtrace.skel.h
