@@ -39,7 +39,7 @@ CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
 # the kernel layer: libbpf
 KERNEL_OBJS := $(BUILD)/loader/kernel.o $(BUILD)/loader/kernel_read.o
 LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(BUILD)/loader/metrics.o \
-	$(BUILD)/loader/profile.o $(BUILD)/loader/main.o
+	$(BUILD)/loader/profout.o $(BUILD)/loader/profile.o $(BUILD)/loader/alloc.o $(BUILD)/loader/main.o
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # programs the profile/alloc tests observe: frame pointers everywhere (-O0)
