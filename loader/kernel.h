@@ -31,7 +31,7 @@ struct lt_suite; /* a suite, pinned or in-process */
  * libbpf's open -> configure -> load, for the commands with knobs of their own (profile,
  * alloc). lt_suite_open checks the environment and applies `o`: nothing is in the kernel yet.
  * lt_suite_load loads, attaches and pins (o->pin); on failure nothing stays attached or
- * pinned. Either way the caller frees the suite with lt_suite_free.
+ * pinned. Once lt_suite_open succeeded, the caller frees the suite with lt_suite_free.
  */
 int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out);
 /* the size of lt_stacks (0: the object's) */
@@ -39,7 +39,7 @@ void lt_suite_set_stacks(struct lt_suite *s, uint32_t entries);
 /*
  * alloc: the mean sampling interval in bytes (<= 1: every allocation), LT_AL_IVAL_N
  * exponential intervals of that mean (NULL: none), and whether sampled blocks are kept until
- * freed (without, their tables are not allocated).
+ * freed (without, their preallocated tables shrink to one entry).
  */
 void lt_suite_set_alloc(struct lt_suite *s, uint64_t mean, const uint64_t *ival, bool leaks);
 int lt_suite_load(struct lt_suite *s);
