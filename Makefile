@@ -30,16 +30,17 @@ BPF_SRCS := $(wildcard progs/*.bpf.c)
 BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 # pure layers: no libbpf (the unit tests link these)
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/histfmt.c \
-	loader/prom.c loader/sym.c loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c \
-	loader/out.c loader/sysnames.c
+	loader/prom.c loader/sym.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
+	loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
-# the commands (cmds.h) and main.c, above everything else
+# the kernel layer: libbpf
+KERNEL_OBJS := $(BUILD)/loader/kernel.o $(BUILD)/loader/kernel_read.o
+# the commands (cmds.h), what profile and alloc share, and main.c, above everything else
 CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
-	loader/metrics.c loader/profile.c
-LOADER_OBJS := $(CORE_OBJS) $(BUILD)/loader/kernel.o \
-	$(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
+	loader/metrics.c loader/profile.c loader/alloc.c loader/profout.c
+LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # programs the profile/alloc tests observe: frame pointers everywhere (-O0)
@@ -130,7 +131,7 @@ $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name lowtrace > $@
 
 # ---- userspace ----
-$(BUILD)/loader/kernel.o: $(BUILD)/lowtrace.skel.h
+$(KERNEL_OBJS): $(BUILD)/lowtrace.skel.h
 $(BUILD)/loader/sysnames.o: $(BUILD)/lt_syscall_names.h
 
 # generated headers first (a clean tree has no .d files to say who includes them)
@@ -158,8 +159,8 @@ $(BUILD)/tests/%.o: tests/unit/%.c | $(BUILD)/lt_syscall_nr.h
 $(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
-# the aggregate reader on a real map: kernel.o (libbpf) with malloc counted
-$(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(BUILD)/loader/kernel.o
+# the aggregate reader on a real map: the kernel layer (libbpf) with malloc counted
+$(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(KERNEL_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 $(BUILD)/tests/test_agg.o: $(BUILD)/lowtrace.skel.h

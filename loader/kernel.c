@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The one place in the loader that talks to libbpf. */
+/*
+ * The one place in the loader that talks to libbpf, part one: a suite's lifetime (checks, open,
+ * configure, load, attach, pin, detach, unload). kernel_read.c reads what a loaded suite holds;
+ * both are behind kernel.h.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -8,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -21,22 +24,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "histfmt.h"
-#include "kernel.h"
+#include "kernel_int.h"
 #include "lowtrace.h"
-#include "lowtrace.skel.h"
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
-
-/* links of programs attached by hand: perf events (one per CPU) and uprobes */
-#define LT_EXTRA_LINKS 1024
-
-struct lt_suite {
-	struct lowtrace *skel;
-	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
-	struct bpf_link *extra[LT_EXTRA_LINKS];
-	int nextra;
-};
 
 /* libbpf speaks only with -v; otherwise our one-line errors sum its failures up. */
 static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -194,9 +185,8 @@ static int open_cgroup(const char *path, uint64_t *id)
 	return fd;
 }
 
-int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
+int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 {
-	char tmp[64];
 	struct bpf_program *p;
 	struct lt_suite *s;
 	uint64_t cg_id = 0;
@@ -225,9 +215,14 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	libbpf_set_print(libbpf_log);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		ret = lt_error(LT_FAIL, "out of memory");
-		goto out_cg;
+		if (cg_fd >= 0)
+			close(cg_fd);
+		return lt_error(LT_FAIL, "out of memory");
 	}
+	s->cg_fd = cg_fd;
+	s->probes = o->probes;
+	s->pin = o->pin;
+	s->replace = o->replace;
 	s->skel = lowtrace__open();
 	if (!s->skel) {
 		ret = lt_error(LT_FAIL, "cannot open the BPF object: %s", strerror(errno));
@@ -237,18 +232,6 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_cgroup_id = cg_id;
 	s->skel->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
-	if (o->stack_entries)
-		bpf_map__set_max_entries(s->skel->maps.lt_stacks, o->stack_entries);
-	if (!o->al_leaks) {
-		/* preallocated, and unused without --leaks */
-		bpf_map__set_max_entries(s->skel->maps.lt_al_live, 1);
-		bpf_map__set_max_entries(s->skel->maps.lt_al_pend, 1);
-	}
-	s->skel->rodata->lt_cfg_al_mean = o->al_mean;
-	s->skel->rodata->lt_cfg_al_leaks = o->al_leaks;
-	if (o->al_ival)
-		memcpy((void *)s->skel->rodata->lt_cfg_al_ival, o->al_ival,
-		       sizeof(s->skel->rodata->lt_cfg_al_ival));
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (err) {
 		ret = err;
@@ -268,24 +251,76 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 			bpf_program__set_autoload(p, (o->probes >> i) & 1);
 		}
 	}
-	err = lowtrace__load(s->skel);
-	if (err) {
-		ret = lt_error(err == -EPERM ? LT_ENV : LT_FAIL,
-			       "cannot load the BPF programs: %s%s", strerror(-err),
-			       lt_verbose ? "" : " (rerun with -v for the verifier log)");
-		goto out;
-	}
-	if (cg_fd >= 0) {
-		__u32 key = 0, val = cg_fd;
+	*out = s;
+	return LT_OK;
+out:
+	lt_suite_free(s);
+	return ret;
+}
 
-		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_cgroup), &key, &val, 0)) {
-			ret = lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
-				       strerror(errno));
-			goto out;
-		}
+void lt_suite_set_stacks(struct lt_suite *s, uint32_t entries)
+{
+	if (entries)
+		bpf_map__set_max_entries(s->skel->maps.lt_stacks, entries);
+}
+
+void lt_suite_set_alloc(struct lt_suite *s, uint64_t mean, const uint64_t *ival, bool leaks)
+{
+	s->skel->rodata->lt_cfg_al_mean = mean;
+	s->skel->rodata->lt_cfg_al_leaks = leaks;
+	if (ival)
+		memcpy((void *)s->skel->rodata->lt_cfg_al_ival, ival,
+		       sizeof(s->skel->rodata->lt_cfg_al_ival));
+	s->al_leaks = leaks;
+}
+
+/* Pin into a private directory, then rename: the suite appears whole or not. */
+static int pin_suite(struct lt_suite *s)
+{
+	char tmp[64];
+	struct stat st;
+	int err;
+
+	/* bpffs rejects dots in names, hence no ".tmp" */
+	snprintf(tmp, sizeof(tmp), "%s/lowtrace-tmp-%d", LT_PIN_ROOT, (int)getpid());
+	err = pin_all(s, tmp);
+	/* --replace: the old suite goes only once the new one is attached */
+	if (!err && s->replace && stat(LT_PIN_DIR, &st) == 0 && lt_unload() != LT_OK)
+		err = -EBUSY;
+	if (!err && rename(tmp, LT_PIN_DIR))
+		err = -errno;
+	if (err) {
+		rm_tree_at(AT_FDCWD, tmp);
+		return lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED : LT_FAIL,
+				"cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
+	}
+	return LT_OK;
+}
+
+static int load_attach(struct lt_suite *s)
+{
+	struct bpf_program *p;
+	int err;
+
+	if (!s->al_leaks) {
+		/* preallocated, and unused without --leaks */
+		bpf_map__set_max_entries(s->skel->maps.lt_al_live, 1);
+		bpf_map__set_max_entries(s->skel->maps.lt_al_pend, 1);
+	}
+	err = lowtrace__load(s->skel);
+	if (err)
+		return lt_error(err == -EPERM ? LT_ENV : LT_FAIL,
+				"cannot load the BPF programs: %s%s", strerror(-err),
+				lt_verbose ? "" : " (rerun with -v for the verifier log)");
+	if (s->cg_fd >= 0) {
+		__u32 key = 0, val = s->cg_fd;
+
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_cgroup), &key, &val, 0))
+			return lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
+					strerror(errno));
 	}
 	for (size_t i = 0; i < lt_nprobes; i++) {
-		if (!((o->probes >> i) & 1))
+		if (!((s->probes >> i) & 1))
 			continue;
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
 			struct bpf_link **l = &s->links[lt_probes[i].id][k];
@@ -298,39 +333,41 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
 			*l = bpf_program__attach(p);
 			if (*l)
 				continue;
-			ret = lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",
-				       lt_probes[i].name, lt_probes[i].progs[k], strerror(errno));
-			goto out;
+			return lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",
+					lt_probes[i].name, lt_probes[i].progs[k], strerror(errno));
 		}
 	}
-	if (o->pin) {
-		/* pin into a private directory, then rename: the suite appears whole or not
-		 * (bpffs rejects dots in names, hence no ".tmp") */
-		snprintf(tmp, sizeof(tmp), "%s/lowtrace-tmp-%d", LT_PIN_ROOT, (int)getpid());
-		err = pin_all(s, tmp);
-		/* --replace: the old suite goes only once the new one is attached */
-		if (!err && o->replace && stat(LT_PIN_DIR, &st) == 0 && lt_unload() != LT_OK)
-			err = -EBUSY;
-		if (!err && rename(tmp, LT_PIN_DIR))
-			err = -errno;
-		if (err) {
-			rm_tree_at(AT_FDCWD, tmp);
-			ret = lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED
-									   : LT_FAIL,
-				       "cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
-			goto out;
-		}
+	return s->pin ? pin_suite(s) : LT_OK;
+}
+
+int lt_suite_load(struct lt_suite *s)
+{
+	int ret = load_attach(s);
+
+	/* nothing stays attached; the programs and maps go with lt_suite_free */
+	if (ret)
+		lt_suite_detach(s);
+	if (s->cg_fd >= 0) {
+		close(s->cg_fd);
+		s->cg_fd = -1;
 	}
-	if (cg_fd >= 0)
-		close(cg_fd);
+	return ret;
+}
+
+int lt_load(const struct lt_load_opts *o, struct lt_suite **out)
+{
+	struct lt_suite *s;
+	int ret = lt_suite_open(o, &s);
+
+	if (ret)
+		return ret;
+	ret = lt_suite_load(s);
+	if (ret) {
+		lt_suite_free(s);
+		return ret;
+	}
 	*out = s;
 	return LT_OK;
-out:
-	lt_suite_free(s);
-out_cg:
-	if (cg_fd >= 0)
-		close(cg_fd);
-	return ret;
 }
 
 static int add_extra(struct lt_suite *s, struct bpf_link *l)
@@ -431,45 +468,6 @@ int lt_suite_map_fd(struct lt_suite *s, const char *name)
 	return m ? bpf_map__fd(m) : -1;
 }
 
-int lt_map_each(int fd, void *key, void *next, void *val, lt_map_fn cb, void *ctx)
-{
-	void *cur = NULL;
-	size_t ksz;
-	struct bpf_map_info info = {};
-	__u32 len = sizeof(info);
-
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		return -errno;
-	ksz = info.key_size;
-	while (bpf_map_get_next_key(fd, cur, next) == 0) {
-		memcpy(key, next, ksz);
-		cur = key;
-		if (bpf_map_lookup_elem(fd, key, val))
-			continue; /* deleted meanwhile */
-		if (cb(ctx, key, val) < 0)
-			break;
-	}
-	return 0;
-}
-
-int lt_map_lookup(int fd, const void *key, void *val)
-{
-	return bpf_map_lookup_elem(fd, key, val) ? -errno : 0;
-}
-
-int lt_percpu_u64(int fd, uint32_t key, uint64_t *sum)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t v[ncpu > 0 ? ncpu : 1];
-
-	*sum = 0;
-	if (ncpu <= 0 || bpf_map_lookup_elem(fd, &key, v))
-		return -errno;
-	for (int c = 0; c < ncpu; c++)
-		*sum += v[c];
-	return 0;
-}
-
 void lt_suite_detach(struct lt_suite *s)
 {
 	for (int i = 0; i < s->nextra; i++)
@@ -489,6 +487,8 @@ void lt_suite_free(struct lt_suite *s)
 		return;
 	lt_suite_detach(s);
 	lowtrace__destroy(s->skel);
+	if (s->cg_fd >= 0)
+		close(s->cg_fd);
 	free(s);
 }
 
@@ -517,485 +517,4 @@ void lt_suite_handles(struct lt_suite *s, struct lt_handles *h)
 	h->stats_fd = bpf_map__fd(s->skel->maps.lt_stats);
 	h->dir_fd = -1;
 	h->suite = s;
-}
-
-int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
-{
-	h->ring_fd = h->stats_fd = -1;
-	h->suite = NULL;
-	h->dir_fd = open(LT_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (h->dir_fd < 0) {
-		if (errno == EACCES || errno == EPERM)
-			return lt_error(LT_ENV, "permission denied: %s (run as root)", LT_PIN_DIR);
-		return lt_error(errno == ENOENT ? LT_NOT_LOADED : LT_FAIL,
-				"not loaded: %s: %s (run 'lowtrace load' first)", LT_PIN_DIR,
-				strerror(errno));
-	}
-	/* the ring has one consumer position: a second reader would split records */
-	if (lock_consumer && flock(h->dir_fd, LOCK_EX | LOCK_NB)) {
-		lt_close_handles(h);
-		return lt_error(LT_FAIL, "another 'lowtrace events' is reading the ring; "
-					 "only one consumer at a time");
-	}
-	h->ring_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_events");
-	h->stats_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_stats");
-	if (h->ring_fd < 0 || h->stats_fd < 0) {
-		int e = errno;
-
-		lt_close_handles(h);
-		return lt_error(e == EPERM ? LT_ENV : LT_FAIL, "cannot open the pinned maps: %s",
-				strerror(e));
-	}
-	return LT_OK;
-}
-
-void lt_close_handles(struct lt_handles *h)
-{
-	if (h->dir_fd < 0)
-		return; /* in-process: the suite owns the fds */
-	if (h->ring_fd >= 0)
-		close(h->ring_fd);
-	if (h->stats_fd >= 0)
-		close(h->stats_fd);
-	close(h->dir_fd);
-	h->ring_fd = h->stats_fd = h->dir_fd = -1;
-}
-
-bool lt_pinned_gone(const struct lt_handles *h)
-{
-	struct stat st;
-
-	return h->dir_fd >= 0 && (fstat(h->dir_fd, &st) || st.st_nlink == 0);
-}
-
-/* A fd of the program behind a pinned link, or -1. */
-static int pinned_prog_fd(const char *prog)
-{
-	struct bpf_link_info li = {};
-	__u32 len = sizeof(li);
-	char path[PATH_MAX];
-	int lfd, pfd = -1;
-
-	snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
-	lfd = bpf_obj_get(path);
-	if (lfd < 0)
-		return -1;
-	if (bpf_obj_get_info_by_fd(lfd, &li, &len) == 0)
-		pfd = bpf_prog_get_fd_by_id(li.prog_id);
-	close(lfd);
-	return pfd;
-}
-
-int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
-{
-	struct bpf_map_info mi = {};
-	__u32 mlen = sizeof(mi);
-
-	memset(r->prog_fd, -1, sizeof(r->prog_fd));
-	r->percpu = NULL;
-	r->fd = h->stats_fd;
-	r->ncpu = libbpf_num_possible_cpus();
-	if (r->ncpu <= 0)
-		return lt_error(LT_FAIL, "cannot count possible CPUs");
-	/* the suite may come from another lowtrace: its lt_stat may be smaller
-	 * (older) or larger (newer); read what both know, per CPU */
-	r->vsize = sizeof(struct lt_stat);
-	if (bpf_obj_get_info_by_fd(r->fd, &mi, &mlen) == 0 && mi.value_size)
-		r->vsize = mi.value_size;
-	r->stride = (r->vsize + 7) & ~7u;
-	r->percpu = calloc(r->ncpu, r->stride);
-	if (!r->percpu)
-		return lt_error(LT_FAIL, "out of memory");
-	for (size_t i = 0; i < lt_nprobes; i++) {
-		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
-			int *fd = &r->prog_fd[lt_probes[i].id][k];
-
-			if (!h->suite) {
-				*fd = pinned_prog_fd(lt_probes[i].progs[k]);
-			} else if (h->suite->links[lt_probes[i].id][k]) {
-				struct bpf_program *p = bpf_object__find_program_by_name(
-					h->suite->skel->obj, lt_probes[i].progs[k]);
-
-				*fd = p ? fcntl(bpf_program__fd(p), F_DUPFD_CLOEXEC, 0) : -1;
-			}
-		}
-	}
-	return LT_OK;
-}
-
-int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt_counts *sum)
-{
-	__u32 key = p->id;
-	uint64_t skipped = 0;
-
-	memset(sum, 0, sizeof(*sum));
-	if (bpf_map_lookup_elem(r->fd, &key, r->percpu))
-		return -errno;
-	for (int c = 0; c < r->ncpu; c++) {
-		struct lt_stat v = {};
-
-		memcpy(&v, (char *)r->percpu + (size_t)c * r->stride,
-		       r->vsize < sizeof(v) ? r->vsize : sizeof(v));
-		sum->events += v.events;
-		sum->drops += v.drops;
-		sum->recovered += v.recovered;
-	}
-	for (int k = 0; k < LT_PROBE_PROGS && p->progs[k]; k++) {
-		struct bpf_prog_info pi = {};
-		__u32 len = sizeof(pi);
-		int fd = r->prog_fd[p->id][k];
-
-		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &pi, &len))
-			continue;
-		sum->run_cnt += pi.run_cnt;
-		sum->run_time_ns += pi.run_time_ns;
-		/* a fallback is skipped only while it runs already: its main program
-		 * handles those events */
-		if (!lt_prog_is_fallback(p->progs[k]))
-			skipped += pi.recursion_misses;
-	}
-	sum->missed = skipped > sum->recovered ? skipped - sum->recovered : 0;
-	return 0;
-}
-
-void lt_stats_close(struct lt_stats_reader *r)
-{
-	free(r->percpu);
-	r->percpu = NULL;
-	for (int i = 0; i < LT_PROBE_SLOTS; i++)
-		for (int k = 0; k < LT_PROBE_PROGS; k++)
-			if (r->prog_fd[i][k] >= 0) {
-				close(r->prog_fd[i][k]);
-				r->prog_fd[i][k] = -1;
-			}
-}
-
-/* keys per batch lookup */
-#define AGG_CHUNK 256
-
-struct lt_agg {
-	int fd;
-	int ncpu;
-	__u32 type;
-	__u32 key_size;
-	__u32 max_entries;
-	size_t stride; /* one CPU's value: round_up(value_size, 8) */
-	bool batched;
-	bool no_batch; /* the kernel refused a batch lookup: per key from now on */
-	void *keys; /* AGG_CHUNK keys */
-	void *vals; /* AGG_CHUNK x ncpu x stride */
-	struct lt_hist sum;
-};
-
-int lt_agg_open(struct lt_agg **out, const char *map, const char *probe)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, map);
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		int e = errno;
-
-		if (e == ENOENT)
-			return lt_error(LT_NOT_LOADED,
-					"not loaded: %s: no such pin (lowtrace load "
-					"--probes ...,%s)",
-					path, probe);
-		if (e == EACCES || e == EPERM)
-			return lt_error(LT_ENV, "permission denied: %s (run as root)", path);
-		return lt_error(LT_FAIL, "%s: %s", path, strerror(e));
-	}
-	return lt_agg_open_fd(out, fd, path);
-}
-
-int lt_agg_open_fd(struct lt_agg **out, int fd, const char *path)
-{
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi);
-	struct lt_agg *a;
-
-	a = calloc(1, sizeof(*a));
-	if (!a) {
-		close(fd);
-		return lt_error(LT_FAIL, "out of memory");
-	}
-	a->fd = fd;
-	if (bpf_obj_get_info_by_fd(a->fd, &mi, &len) ||
-	    (mi.type != BPF_MAP_TYPE_PERCPU_HASH && mi.type != BPF_MAP_TYPE_PERCPU_ARRAY) ||
-	    mi.value_size != sizeof(struct lt_hist) || mi.key_size > 64) {
-		lt_agg_close(a);
-		return lt_error(LT_FAIL, "%s: not a per-CPU histogram map of this version", path);
-	}
-	a->type = mi.type;
-	a->key_size = mi.key_size;
-	a->max_entries = mi.max_entries;
-	a->ncpu = libbpf_num_possible_cpus();
-	a->stride = (mi.value_size + 7) & ~7u;
-	if (a->ncpu <= 0) {
-		lt_agg_close(a);
-		return lt_error(LT_FAIL, "cannot count possible CPUs");
-	}
-	a->keys = calloc(AGG_CHUNK, a->key_size);
-	a->vals = calloc((size_t)AGG_CHUNK * a->ncpu, a->stride);
-	if (!a->keys || !a->vals) {
-		lt_agg_close(a);
-		return lt_error(LT_FAIL, "out of memory");
-	}
-	*out = a;
-	return LT_OK;
-}
-
-/* the CPUs' copies of one value, summed */
-static void agg_sum(struct lt_agg *a, const void *percpu)
-{
-	memset(&a->sum, 0, sizeof(a->sum));
-	for (int c = 0; c < a->ncpu; c++)
-		lt_hist_merge(&a->sum, (const void *)((const char *)percpu + c * a->stride));
-}
-
-static int agg_read_keys(struct lt_agg *a, lt_agg_fn cb, void *ctx)
-{
-	char key[64], next[64];
-	void *prev = NULL;
-
-	a->batched = false;
-	while (bpf_map_get_next_key(a->fd, prev, next) == 0) {
-		memcpy(key, next, a->key_size);
-		prev = key;
-		if (bpf_map_lookup_elem(a->fd, key, a->vals)) {
-			if (errno == ENOENT)
-				continue; /* deleted meanwhile */
-			return -errno;
-		}
-		agg_sum(a, a->vals);
-		cb(ctx, key, &a->sum);
-	}
-	return errno == ENOENT ? 0 : -errno;
-}
-
-int lt_agg_read(struct lt_agg *a, lt_agg_fn cb, void *ctx)
-{
-	__u64 in = 0, out = 0;
-	bool first = true;
-	int err;
-
-	if (a->type == BPF_MAP_TYPE_PERCPU_ARRAY) {
-		a->batched = false;
-		for (__u32 k = 0; k < a->max_entries; k++) {
-			if (bpf_map_lookup_elem(a->fd, &k, a->vals))
-				return -errno;
-			agg_sum(a, a->vals);
-			cb(ctx, &k, &a->sum);
-		}
-		return 0;
-	}
-	if (a->no_batch)
-		return agg_read_keys(a, cb, ctx);
-	for (;;) {
-		__u32 n = AGG_CHUNK;
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-		err = bpf_map_lookup_batch(a->fd, first ? NULL : &in, &out, a->keys, a->vals, &n,
-					   &opts);
-		if (err && errno != ENOENT) {
-			if (first &&
-			    (errno == EINVAL || errno == ENOTSUP || errno == 524 /* ENOTSUPP */)) {
-				a->no_batch = true; /* kernels before 5.6 */
-				return agg_read_keys(a, cb, ctx);
-			}
-			return -errno;
-		}
-		a->batched = true;
-		for (__u32 i = 0; i < n; i++) {
-			agg_sum(a, (char *)a->vals + (size_t)i * a->ncpu * a->stride);
-			cb(ctx, (char *)a->keys + (size_t)i * a->key_size, &a->sum);
-		}
-		if (err) /* ENOENT: that was the last chunk */
-			return 0;
-		in = out;
-		first = false;
-	}
-}
-
-void lt_agg_no_batch(struct lt_agg *a)
-{
-	a->no_batch = true;
-}
-
-uint32_t lt_agg_max_entries(const struct lt_agg *a)
-{
-	return a->max_entries;
-}
-
-bool lt_agg_batched(const struct lt_agg *a)
-{
-	return a->batched;
-}
-
-void lt_agg_close(struct lt_agg *a)
-{
-	if (!a)
-		return;
-	if (a->fd >= 0)
-		close(a->fd);
-	free(a->keys);
-	free(a->vals);
-	free(a);
-}
-
-struct lt_ring {
-	struct ring_buffer *rb;
-	lt_sample_fn cb;
-	void *ctx;
-};
-
-static int ring_sample(void *ctx, void *data, size_t size)
-{
-	struct lt_ring *r = ctx;
-
-	return r->cb(r->ctx, data, size);
-}
-
-struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx)
-{
-	struct lt_ring *r = calloc(1, sizeof(*r));
-
-	if (!r)
-		return NULL;
-	r->cb = cb;
-	r->ctx = ctx;
-	r->rb = ring_buffer__new(fd, ring_sample, r, NULL);
-	if (!r->rb) {
-		lt_error(LT_FAIL, "cannot map the ring buffer: %s", strerror(errno));
-		free(r);
-		return NULL;
-	}
-	return r;
-}
-
-int lt_ring_poll(struct lt_ring *r, int timeout_ms)
-{
-	int n = ring_buffer__poll(r->rb, timeout_ms), m;
-
-	/* producers wake us only when the ring fills up: drain on the timer too */
-	if (n < 0 && n != -EINTR)
-		return n;
-	m = ring_buffer__consume(r->rb);
-	if (m < 0)
-		return m;
-	return n > 0 ? n + m : (m ? m : n);
-}
-
-void lt_ring_free(struct lt_ring *r)
-{
-	if (!r)
-		return;
-	ring_buffer__free(r->rb);
-	free(r);
-}
-
-/* The hook as the kernel reports it: link type, refined by the program type. */
-static const char *hook_name(const struct bpf_link_info *li)
-{
-	struct bpf_prog_info pi = {};
-	__u32 len = sizeof(pi);
-	int fd;
-
-	switch (li->type) {
-	case BPF_LINK_TYPE_TRACING:
-		switch (li->tracing.attach_type) {
-		case BPF_TRACE_RAW_TP:
-			return "tp_btf";
-		case BPF_TRACE_FENTRY:
-			return "fentry";
-		case BPF_TRACE_FEXIT:
-			return "fexit";
-		default:
-			return "tracing";
-		}
-	case BPF_LINK_TYPE_RAW_TRACEPOINT:
-		/* newer kernels give tp_btf (a tracing program) a raw_tracepoint link */
-		fd = bpf_prog_get_fd_by_id(li->prog_id);
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0 &&
-		    pi.type == BPF_PROG_TYPE_TRACING) {
-			close(fd);
-			return "tp_btf";
-		}
-		if (fd >= 0)
-			close(fd);
-		return "raw_tp";
-	case BPF_LINK_TYPE_PERF_EVENT:
-		return "perf_event";
-	default:
-		return "other";
-	}
-}
-
-int lt_read_status(struct lt_status *st)
-{
-	static union {
-		struct lowtrace__rodata r;
-		char bytes[64 * 1024];
-	} rodata_buf;
-	char *rodata = rodata_buf.bytes;
-	const struct lowtrace__rodata *cfg = &rodata_buf.r;
-	struct bpf_map_info mi = {};
-	struct lt_stats_reader sr = {};
-	struct lt_handles h;
-	__u32 len = sizeof(mi), key = 0;
-	char path[PATH_MAX];
-	int err, fd;
-
-	memset(st, 0, sizeof(*st));
-	err = lt_open_pinned(&h, false);
-	if (err)
-		return err;
-	if (bpf_obj_get_info_by_fd(h.ring_fd, &mi, &len) == 0)
-		st->ringbuf_size = mi.max_entries;
-	fd = bpf_obj_get(LT_PIN_DIR "/maps/rodata");
-	len = sizeof(mi);
-	/* the section also holds static constants the skeleton's struct does not
-	 * name: read the whole value, then the struct's fields at their offsets */
-	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &mi, &len) == 0 &&
-	    mi.value_size <= sizeof(rodata_buf) && mi.value_size >= sizeof(*cfg) &&
-	    bpf_map_lookup_elem(fd, &key, rodata) == 0) {
-		st->filter_pid = cfg->lt_cfg_tgid;
-		st->filter_cgroup_id = cfg->lt_cfg_cgroup_id;
-	}
-	if (fd >= 0)
-		close(fd);
-	err = lt_stats_open(&sr, &h);
-	for (size_t i = 0; !err && i < lt_nprobes; i++) {
-		struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
-		struct bpf_link_info li = {};
-
-		len = sizeof(li);
-		/* the main program's link tells the hook */
-		snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR,
-			 lt_link_name(lt_probes[i].progs[0]));
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
-			ps->loaded = true;
-			ps->hook = hook_name(&li);
-			ps->prog_id = li.prog_id;
-		}
-		close(fd);
-		if (lt_stats_read(&sr, &lt_probes[i], &ps->stat))
-			err = lt_error(LT_FAIL, "cannot read counters: %s", strerror(errno));
-	}
-	lt_stats_close(&sr);
-	lt_close_handles(&h);
-	return err;
-}
-
-int lt_enable_stats(int *fd)
-{
-	*fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (*fd < 0)
-		return lt_error(errno == EPERM ? LT_ENV : LT_FAIL,
-				"cannot enable BPF run-time statistics: %s", strerror(errno));
-	return LT_OK;
 }

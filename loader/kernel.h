@@ -23,15 +23,27 @@ struct lt_load_opts {
 	bool pin; /* pin under LT_PIN_DIR (load) or keep in-process (run) */
 	bool replace; /* unload a pinned suite first */
 	bool sys_per_pid; /* syscalls probe: one histogram per (syscall, process) */
-	/* profiles (probes with a .cmd) */
-	uint32_t stack_entries; /* lt_stacks size, 0: the object's */
-	uint64_t al_mean; /* alloc: mean sampling interval in bytes, <= 1: every allocation */
-	const uint64_t *al_ival; /* alloc: LT_AL_IVAL_N exponential intervals of mean al_mean */
-	bool al_leaks; /* alloc: keep sampled blocks until freed */
 };
 
-struct lt_suite; /* a loaded suite, pinned or in-process */
+struct lt_suite; /* a suite, pinned or in-process */
 
+/*
+ * libbpf's open -> configure -> load, for the commands with knobs of their own (profile,
+ * alloc). lt_suite_open checks the environment and applies `o`: nothing is in the kernel yet.
+ * lt_suite_load loads, attaches and pins (o->pin); on failure nothing stays attached or
+ * pinned. Once lt_suite_open succeeded, the caller frees the suite with lt_suite_free.
+ */
+int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out);
+/* the size of lt_stacks (0: the object's) */
+void lt_suite_set_stacks(struct lt_suite *s, uint32_t entries);
+/*
+ * alloc: the mean sampling interval in bytes (<= 1: every allocation), LT_AL_IVAL_N
+ * exponential intervals of that mean (NULL: none), and whether sampled blocks are kept until
+ * freed (without, their preallocated tables shrink to one entry).
+ */
+void lt_suite_set_alloc(struct lt_suite *s, uint64_t mean, const uint64_t *ival, bool leaks);
+int lt_suite_load(struct lt_suite *s);
+/* open and load with the object's defaults; *out only on success */
 int lt_load(const struct lt_load_opts *o, struct lt_suite **out);
 void lt_suite_detach(struct lt_suite *s); /* closes links: unpinned ones detach */
 void lt_suite_free(struct lt_suite *s);
@@ -45,8 +57,8 @@ int lt_unload(void);
  * *event names the one used.
  */
 int lt_attach_perf(struct lt_suite *s, const char *prog, unsigned int freq, const char **event);
-int lt_attach_uprobe(struct lt_suite *s, const char *prog, int pid, const char *path,
-		     uint64_t off, bool ret);
+int lt_attach_uprobe(struct lt_suite *s, const char *prog, int pid, const char *path, uint64_t off,
+		     bool ret);
 /* A map of the suite by name (-1 when it was not created). */
 int lt_suite_map_fd(struct lt_suite *s, const char *name);
 

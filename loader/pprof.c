@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "pprof.h"
 
 /* field numbers of perftools.profiles */
@@ -211,24 +212,6 @@ static void msg_close(struct pb *b, size_t start)
 
 /* ---- dedup tables ---- */
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-static uint64_t fnv1a(const uint8_t *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 static uint64_t entry_hash(const struct lt_pprof *p, int t, size_t i)
 {
 	const struct mapping *m;
@@ -237,12 +220,14 @@ static uint64_t entry_hash(const struct lt_pprof *p, int t, size_t i)
 	case T_STR:
 		return p->strs[i].hash;
 	case T_FUNC:
-		return mix(p->funcs[i].name);
+		return lt_hash_mix(p->funcs[i].name);
 	case T_MAP:
 		m = &p->maps[i];
-		return mix(m->start ^ mix(m->limit ^ mix(m->offset ^ mix(m->file))));
+		return lt_hash_mix(
+			m->start ^
+			lt_hash_mix(m->limit ^ lt_hash_mix(m->offset ^ lt_hash_mix(m->file))));
 	default:
-		return mix(p->locs[i].address ^ mix(p->locs[i].mapping));
+		return lt_hash_mix(p->locs[i].address ^ lt_hash_mix(p->locs[i].mapping));
 	}
 }
 
@@ -372,7 +357,7 @@ static int intern(struct lt_pprof *p, const char *s, uint64_t *idx)
 			len += 3;
 		}
 	}
-	p->strs[p->nstr] = (struct str){ p->arena.len, len, fnv1a(out, len) };
+	p->strs[p->nstr] = (struct str){ p->arena.len, len, lt_hash_bytes(out, len) };
 	id = tab_intern(p, T_STR, p->nstr);
 	if (!id)
 		return -ENOMEM;

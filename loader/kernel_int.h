@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Inside the kernel layer (kernel.c, kernel_read.c): what a suite holds. */
+#ifndef LT_KERNEL_INT_H
+#define LT_KERNEL_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <bpf/libbpf.h>
+
+#include "kernel.h"
+#include "lowtrace.skel.h"
+
+/* links of programs attached by hand: perf events (one per CPU) and uprobes */
+#define LT_EXTRA_LINKS 1024
+
+struct lt_suite {
+	struct lowtrace *skel;
+	/* from lt_suite_open until lt_suite_load */
+	int cg_fd; /* --cgroup, -1: none */
+	uint64_t probes;
+	bool pin, replace, al_leaks;
+	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
+	struct bpf_link *extra[LT_EXTRA_LINKS];
+	int nextra;
+};
+
+#endif

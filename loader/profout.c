@@ -1,0 +1,303 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The parts of lowtrace profile and lowtrace alloc that are the same: the output file, folded
+ * frames, stack symbolization, the run loop and the loss counters.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "grow.h"
+#include "lowtrace.h"
+#include "profout.h"
+
+#define OUT_CAP (1024 * 1024)
+
+int out_open(struct out *o, const char *path, bool binary)
+{
+	struct stat st;
+
+	memset(o, 0, sizeof(*o));
+	/* a closed reader is a write error here (EPIPE), not a signal that kills */
+	signal(SIGPIPE, SIG_IGN);
+	o->fd = 1;
+	o->path = path;
+	o->b.cap = OUT_CAP;
+	o->b.p = malloc(OUT_CAP);
+	if (!o->b.p)
+		return lt_error(LT_FAIL, "out of memory");
+	if (!path) {
+		if (binary && isatty(1))
+			return lt_error(LT_USAGE,
+					"--format pprof is binary: write it with -o FILE");
+		return LT_OK;
+	}
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return lt_error(LT_USAGE, "-o %s: is a directory", path);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		/* a device or a fifo (/dev/null, a pipe): written in place */
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (o->fd < 0)
+			return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path,
+					strerror(errno));
+		o->path = NULL;
+		o->own_fd = true;
+		return LT_OK;
+	}
+	if (snprintf(o->tmp, sizeof(o->tmp), "%s.tmp-%d", path, (int)getpid()) >=
+	    (int)sizeof(o->tmp))
+		return lt_error(LT_USAGE, "-o %s: path too long", path);
+	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (o->fd < 0)
+		return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path, strerror(errno));
+	return LT_OK;
+}
+
+void out_flush(struct out *o)
+{
+	size_t done = 0;
+
+	while (done < o->b.len && !o->err) {
+		ssize_t n = write(o->fd, o->b.p + done, o->b.len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			o->err = n < 0 ? errno : EIO;
+		else
+			done += n;
+	}
+	o->b.len = 0;
+}
+
+void out_room(struct out *o, size_t n)
+{
+	if (o->b.len + n > o->b.cap)
+		out_flush(o);
+}
+
+int out_close(struct out *o, bool ok)
+{
+	int ret = LT_OK;
+
+	out_flush(o);
+	free(o->b.p);
+	o->b.p = NULL;
+	if (!o->path) {
+		if (o->own_fd)
+			close(o->fd);
+		return o->err ? lt_error(LT_FAIL, "write: %s", strerror(o->err)) : LT_OK;
+	}
+	if (o->err)
+		ret = lt_error(LT_FAIL, "%s: %s", o->path, strerror(o->err));
+	else if (close(o->fd))
+		ret = lt_error(LT_FAIL, "%s: %s", o->path, strerror(errno));
+	o->fd = -1;
+	if (ok && ret == LT_OK && rename(o->tmp, o->path))
+		ret = lt_error(LT_FAIL, "%s: %s", o->path, strerror(errno));
+	if (!ok || ret != LT_OK)
+		unlink(o->tmp);
+	return ret;
+}
+
+void put_folded(struct lt_buf *b, const char *s)
+{
+	for (size_t i = 0; s[i] && i < NAME_MAX_OUT; i++) {
+		unsigned char c = s[i];
+
+		if (c == ';' || c == ' ')
+			lt_put_c(b, '_');
+		else
+			lt_put_text_str(b, (const char *)&c, 1);
+	}
+}
+
+struct stk {
+	uint64_t ip[LT_STACK_DEPTH + 1];
+	int n;
+};
+
+/* Read stack `id` of lt_stacks (leaf first); an id < 0 or a missing stack is empty. */
+static void read_stack(int fd, int32_t id, struct stk *s)
+{
+	s->n = 0;
+	if (id < 0 || lt_map_lookup(fd, &id, s->ip))
+		return;
+	while (s->n < LT_STACK_DEPTH && s->ip[s->n])
+		s->n++;
+}
+
+/* a return address points after the call: look up the call itself */
+static void sym_frame(struct lt_syms *sy, bool kernel, uint32_t tgid, const char *comm, uint64_t ip,
+		      bool leaf, struct lt_frame *f)
+{
+	uint64_t a = leaf ? ip : ip - 1;
+
+	if (kernel)
+		lt_syms_kernel(sy, a, f);
+	else
+		lt_syms_user(sy, tgid, comm, a, f);
+	f->addr = ip;
+}
+
+const char *frame_str(const struct lt_frame *f, char *buf, size_t len)
+{
+	lt_frame_name(f, buf, len);
+	return buf;
+}
+
+/* Frames of the tracing machinery itself, on top of a stack taken in a tracepoint. */
+static bool is_bpf_frame(const struct lt_frame *f)
+{
+	static const char *const pfx[] = { "bpf_prog_", "bpf_trace_run", "__bpf_trace_",
+					   "__traceiter_", "bpf_get_stack" };
+
+	for (size_t i = 0; f->func && i < sizeof(pfx) / sizeof(pfx[0]); i++)
+		if (!strncmp(f->func, pfx[i], strlen(pfx[i])))
+			return true;
+	return false;
+}
+
+void symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *comm, int32_t kid,
+	       int32_t uid, uint64_t caller, struct sstack *ss)
+{
+	static struct stk st;
+	int skip = 0;
+
+	read_stack(stacks_fd, kid, &st);
+	ss->nk = 0;
+	for (int i = 0; i < st.n; i++) {
+		struct lt_frame *f = &ss->k[ss->nk];
+
+		sym_frame(sy, true, 0, NULL, st.ip[i], i == skip, f);
+		if (i == skip && is_bpf_frame(f))
+			skip++;
+		else
+			ss->nk++;
+	}
+	read_stack(stacks_fd, uid, &st);
+	/* alloc: a walk from the allocator's first instruction misses its caller on
+	 * kernels before 6.12; the return address read at entry puts it back */
+	if (caller && st.n >= 1 && (st.n < 2 || st.ip[1] != caller)) {
+		memmove(&st.ip[2], &st.ip[1], (st.n - 1) * sizeof(st.ip[0]));
+		st.ip[1] = caller;
+		st.n++;
+	}
+	ss->nu = st.n;
+	for (int i = 0; i < st.n; i++)
+		sym_frame(sy, false, tgid, comm, st.ip[i], i == 0, &ss->u[i]);
+}
+
+void comm_str(char *dst, const char *comm)
+{
+	memcpy(dst, comm, LT_COMM_LEN);
+	dst[LT_COMM_LEN] = 0;
+}
+
+int pidfd_of(uint32_t pid)
+{
+	int fd;
+
+	if (!pid)
+		return -1;
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd < 0 && errno == ESRCH)
+		return -2;
+	return fd;
+}
+
+/* readable once the process has exited (zombie or reaped) */
+static bool pid_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return pidfd == -2 || (pidfd >= 0 && poll(&p, 1, 0) == 1);
+}
+
+int run_loop(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd, bool *exited)
+{
+	uint64_t end = duration_s ? lt_now_ns(CLOCK_MONOTONIC) + duration_s * 1000000000ull : 0;
+
+	*exited = false;
+	while (!lt_stop) {
+		int n;
+
+		if (end && lt_now_ns(CLOCK_MONOTONIC) >= end)
+			break;
+		if (pid_exited(pidfd)) {
+			*exited = true;
+			break;
+		}
+		lt_syms_tick(sy);
+		if (!ring) {
+			usleep(100000);
+			continue;
+		}
+		n = lt_ring_poll(ring, 100);
+		if (n < 0 && n != -EINTR)
+			return lt_error(LT_FAIL, "ring buffer: %s", strerror(-n));
+	}
+	return LT_OK;
+}
+
+int check_pid(uint32_t pid, char *comm, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return lt_error(LT_USAGE, "--pid %u: no such process", pid);
+	if (!fgets(comm, len, f))
+		comm[0] = 0;
+	comm[strcspn(comm, "\n")] = 0;
+	fclose(f);
+	return LT_OK;
+}
+
+void *vec_push(struct vec *v)
+{
+	if (lt_grow(&v->p, &v->cap, v->n + 1, v->elem))
+		return NULL;
+	return (char *)v->p + v->elem * v->n++;
+}
+
+void read_counters(struct lt_suite *s, struct counters *c)
+{
+	int fd = lt_suite_map_fd(s, "lt_prof_err");
+
+	for (uint32_t i = 0; i < LT_PC_SLOTS; i++)
+		if (fd < 0 || lt_percpu_u64(fd, i, &c->c[i]))
+			c->c[i] = 0;
+}
+
+const char *const ctr_names[LT_PC_SLOTS] = {
+	[LT_PC_KSTACK_COLL] = "kernel_stack_collisions",
+	[LT_PC_USTACK_COLL] = "user_stack_collisions",
+	[LT_PC_KSTACK_ERR] = "kernel_stack_errors",
+	[LT_PC_USTACK_ERR] = "user_stack_missing",
+	[LT_PC_MAP_FULL] = "map_full",
+	[LT_PC_TASK_DROP] = "new_process_notices_lost",
+	[LT_PC_START_FULL] = "switch_table_full",
+	[LT_PC_LIVE_FULL] = "live_table_full",
+	[LT_PC_STACKS_FULL] = "stack_table_full",
+};
+
+void print_losses(FILE *f, const struct counters *c)
+{
+	bool any = false;
+
+	for (int i = 0; i < LT_PC_SLOTS; i++) {
+		if (!ctr_names[i])
+			continue;
+		fprintf(f, "%s%s=%llu", any ? " " : "", ctr_names[i], (unsigned long long)c->c[i]);
+		any = true;
+	}
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What lowtrace profile (profile.c) and lowtrace alloc (alloc.c) share: the output file,
+ * folded-frame escaping, symbolized stacks, the run loop and the loss counters.
+ */
+#ifndef LT_PROFOUT_H
+#define LT_PROFOUT_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "encode.h"
+#include "kernel.h"
+#include "lt_prof.h"
+#include "sym.h"
+
+#define NAME_MAX_OUT 512 /* bytes of one frame name written; longer ones are cut */
+#define STACK_ENTRIES 16384 /* lt_stacks for profile and alloc */
+
+enum fmt { FMT_FOLDED, FMT_PPROF, FMT_JSON, FMT_TEXT };
+
+/* ---- output: written to FILE.tmp-PID, renamed into place only when complete ---- */
+
+struct out {
+	const char *path; /* NULL: no file to rename into place */
+	char tmp[PATH_MAX];
+	int fd;
+	bool own_fd; /* a device or fifo opened in place */
+	struct lt_buf b;
+	int err;
+};
+
+/* stdout, or path (binary: refuse a terminal); an exit code, after which out_close frees */
+int out_open(struct out *o, const char *path, bool binary);
+void out_flush(struct out *o);
+/* make room for `n` more bytes */
+void out_room(struct out *o, size_t n);
+/* ok: rename the finished file into place; else remove it. Returns an exit code. */
+int out_close(struct out *o, bool ok);
+/* A frame name in folded stacks: ';' and spaces would split it, bytes outside printable
+ * ASCII never reach a terminal (\xNN) */
+void put_folded(struct lt_buf *b, const char *s);
+
+/* ---- stacks and symbols ---- */
+
+/* A whole symbolized stack: user frames then kernel frames, each leaf first. */
+struct sstack {
+	struct lt_frame u[LT_STACK_DEPTH + 1];
+	struct lt_frame k[LT_STACK_DEPTH];
+	int nu, nk;
+};
+
+/*
+ * Kernel stack kid and user stack uid of lt_stacks (stacks_fd), symbolized for process
+ * (tgid, comm); caller: alloc's return address at entry, 0 for none.
+ */
+void symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *comm, int32_t kid,
+	       int32_t uid, uint64_t caller, struct sstack *ss);
+const char *frame_str(const struct lt_frame *f, char *buf, size_t len);
+/* comm of a key (LT_COMM_LEN bytes, maybe without NUL) into dst[LT_COMM_LEN + 1] */
+void comm_str(char *dst, const char *comm);
+
+/* ---- the run ---- */
+
+/* A pidfd of the process, -1 without --pid; -2 when it is already gone. */
+int pidfd_of(uint32_t pid);
+/* Runs until --duration, a signal or the end of process --pid. *exited: the latter. */
+int run_loop(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd,
+	     bool *exited);
+/* --pid exists: its comm into comm[len], else the usage error */
+int check_pid(uint32_t pid, char *comm, size_t len);
+
+/* ---- what is read at the end ---- */
+
+struct vec {
+	void *p;
+	size_t n, cap, elem;
+};
+
+void *vec_push(struct vec *v);
+
+struct counters {
+	uint64_t c[LT_PC_SLOTS];
+};
+
+extern const char *const ctr_names[LT_PC_SLOTS];
+void read_counters(struct lt_suite *s, struct counters *c);
+/* name=value of each loss counter, space-separated */
+void print_losses(FILE *f, const struct counters *c);
+
+#endif
