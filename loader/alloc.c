@@ -152,7 +152,7 @@ struct site {
 
 static int collect_site(void *ctx, const void *key, const void *val)
 {
-	struct site *s = vec_push(ctx);
+	struct site *s = lt_vec_push(ctx);
 
 	if (!s)
 		return -1;
@@ -170,7 +170,7 @@ static int site_key_cmp(const void *a, const void *b)
 
 static int collect_live(void *ctx, const void *key, const void *val)
 {
-	struct vec *sites = ctx;
+	struct lt_vec *sites = ctx;
 	const struct lt_al_live *l = val;
 	struct site probe = { .k = l->site }, *s;
 
@@ -192,7 +192,7 @@ static uint64_t fp_round(uint64_t fp)
 #define TEXT_ROWS 20
 
 /* " <- "-joined user frames, the allocator's own frame (frame 0) left out */
-static void put_site_frames(struct lt_buf *b, const struct sstack *ss)
+static void put_site_frames(struct lt_buf *b, const struct lt_sstack *ss)
 {
 	char name[NAME_MAX_OUT];
 
@@ -227,11 +227,11 @@ static int trow_bytes_cmp(const void *a, const void *b)
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->s, y->s);
 }
 
-static void alloc_text(struct out *o, struct lt_syms *sy, int stacks_fd, const char *comm,
+static void alloc_text(struct lt_pout *o, struct lt_syms *sy, int stacks_fd, const char *comm,
 		       const struct site *s, size_t n, bool leaks)
 {
-	static struct sstack ss;
-	struct vec rows = { .elem = sizeof(struct trow) };
+	static struct lt_sstack ss;
+	struct lt_vec rows = { .elem = sizeof(struct trow) };
 	struct lt_buf *b = &o->b;
 	struct trow *r;
 	size_t nr = 0;
@@ -241,12 +241,13 @@ static void alloc_text(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 
 		if (leaks ? !s[i].live_blocks : !s[i].v.samples)
 			continue;
-		symbolize(sy, stacks_fd, s[i].k.tgid, comm, -1, s[i].k.ustack, s[i].k.caller, &ss);
-		r = vec_push(&rows);
+		lt_symbolize(sy, stacks_fd, s[i].k.tgid, comm, -1, s[i].k.ustack, s[i].k.caller,
+			     &ss);
+		r = lt_vec_push(&rows);
 		if (!r)
 			break;
 		/* the frames are encoded at the end of the output buffer, then copied */
-		out_room(o, (size_t)(ss.nu + 1) * (NAME_MAX_OUT * 4 + 8));
+		lt_pout_room(o, (size_t)(ss.nu + 1) * (NAME_MAX_OUT * 4 + 8));
 		start = b->len;
 		put_site_frames(b, &ss);
 		r->s = strndup(b->p + start, b->len - start);
@@ -272,7 +273,7 @@ static void alloc_text(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 	}
 	if (nr)
 		qsort(r, nr, sizeof(*r), trow_bytes_cmp);
-	out_room(o, 256);
+	lt_pout_room(o, 256);
 	lt_put_s(b,
 		 leaks ? "LEAKS: blocks not freed at the end, estimated from the sampled ones (top "
 		       : "ALLOCATIONS by stack, estimated (top ");
@@ -285,7 +286,7 @@ static void alloc_text(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 		char num[64];
 
 		if (i < TEXT_ROWS) {
-			out_room(o, strlen(r[i].s) + 100);
+			lt_pout_room(o, strlen(r[i].s) + 100);
 			snprintf(num, sizeof(num), "%11llu %10llu %10llu  ",
 				 (unsigned long long)r[i].bytes,
 				 (unsigned long long)fp_round(r[i].count_fp),
@@ -299,10 +300,10 @@ static void alloc_text(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 	free(rows.p);
 }
 
-static void alloc_folded(struct out *o, struct lt_syms *sy, int stacks_fd, const char *comm,
+static void alloc_folded(struct lt_pout *o, struct lt_syms *sy, int stacks_fd, const char *comm,
 			 const struct site *s, size_t n, bool leaks)
 {
-	static struct sstack ss;
+	static struct lt_sstack ss;
 	char name[NAME_MAX_OUT];
 	struct lt_buf *b = &o->b;
 
@@ -311,12 +312,13 @@ static void alloc_folded(struct out *o, struct lt_syms *sy, int stacks_fd, const
 
 		if (!v)
 			continue;
-		symbolize(sy, stacks_fd, s[i].k.tgid, comm, -1, s[i].k.ustack, s[i].k.caller, &ss);
-		out_room(o, (size_t)(ss.nu + 1) * (NAME_MAX_OUT * 4 + 8) + 32);
-		put_folded(b, comm);
+		lt_symbolize(sy, stacks_fd, s[i].k.tgid, comm, -1, s[i].k.ustack, s[i].k.caller,
+			     &ss);
+		lt_pout_room(o, (size_t)(ss.nu + 1) * (NAME_MAX_OUT * 4 + 8) + 32);
+		lt_put_folded(b, comm);
 		for (int f = ss.nu - 1; f >= 0; f--) {
 			lt_put_c(b, ';');
-			put_folded(b, frame_str(&ss.u[f], name, sizeof(name)));
+			lt_put_folded(b, lt_frame_str(&ss.u[f], name, sizeof(name)));
 		}
 		lt_put_c(b, ' ');
 		lt_put_u64(b, v);
@@ -324,10 +326,10 @@ static void alloc_folded(struct out *o, struct lt_syms *sy, int stacks_fd, const
 	}
 }
 
-static int alloc_pprof(struct out *o, struct lt_syms *sy, int stacks_fd, const char *comm,
+static int alloc_pprof(struct lt_pout *o, struct lt_syms *sy, int stacks_fd, const char *comm,
 		       const struct site *s, size_t n, bool leaks, uint64_t t0, uint64_t dur)
 {
-	static struct sstack ss;
+	static struct lt_sstack ss;
 	struct lt_pprof *pp = lt_pprof_new();
 	char name[NAME_MAX_OUT];
 	int err;
@@ -348,7 +350,8 @@ static int alloc_pprof(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 		size_t nl = 0;
 		bool ok = true;
 
-		symbolize(sy, stacks_fd, s[i].k.tgid, comm, -1, s[i].k.ustack, s[i].k.caller, &ss);
+		lt_symbolize(sy, stacks_fd, s[i].k.tgid, comm, -1, s[i].k.ustack, s[i].k.caller,
+			     &ss);
 		for (int f = 0; f < ss.nu; f++) {
 			const struct lt_frame *fr = &ss.u[f];
 			uint64_t m = fr->module ? lt_pprof_mapping(pp, fr->map_start, fr->map_limit,
@@ -356,15 +359,15 @@ static int alloc_pprof(struct out *o, struct lt_syms *sy, int stacks_fd, const c
 								   fr->build_id)
 						: 0;
 
-			loc[nl] = lt_pprof_location(pp, m, fr->addr,
-						    fr->func ? fr->func
-							     : frame_str(fr, name, sizeof(name)));
+			loc[nl] = lt_pprof_location(
+				pp, m, fr->addr,
+				fr->func ? fr->func : lt_frame_str(fr, name, sizeof(name)));
 			ok &= loc[nl++] != 0;
 		}
 		if (ok)
 			lt_pprof_sample(pp, loc, nl, vals, comm, s[i].k.tgid);
 	}
-	out_flush(o);
+	lt_pout_flush(o);
 	err = lt_pprof_write(pp, o->fd);
 	lt_pprof_free(pp);
 	return err;
@@ -401,9 +404,9 @@ int cmd_alloc(int argc, char **argv)
 	static uint64_t ival[LT_AL_IVAL_N];
 	struct alloc_opts o = { .fmt = FMT_TEXT, .sample_bytes = DEFAULT_SAMPLE_BYTES };
 	struct lt_load_opts lo = { .ringbuf_size = 4096 };
-	struct out out = {};
-	struct counters ctr;
-	struct vec sites = { .elem = sizeof(struct site) };
+	struct lt_pout out = {};
+	struct lt_prof_counts ctr;
+	struct lt_vec sites = { .elem = sizeof(struct site) };
 	struct lt_suite *suite = NULL;
 	struct lt_syms *sy = NULL;
 	char comm[64], path[AL_NFUNCS][PATH_MAX], attached[512] = "";
@@ -440,10 +443,10 @@ int cmd_alloc(int argc, char **argv)
 	if (o.leaks && !found[AL_NFUNCS - 1])
 		return lt_error(LT_FAIL, "alloc --leaks: no free symbol in %s", path[0]);
 	/* after any wait: an exec the wait saw the end of set the comm */
-	ret = check_pid(o.pid, comm, sizeof(comm));
+	ret = lt_check_pid(o.pid, comm, sizeof(comm));
 	if (ret)
 		return ret;
-	ret = out_open(&out, o.out, o.fmt == FMT_PPROF);
+	ret = lt_pout_open(&out, o.out, o.fmt == FMT_PPROF);
 	if (ret) {
 		free(out.b.p);
 		return ret;
@@ -483,7 +486,7 @@ int cmd_alloc(int argc, char **argv)
 		if (strlen(attached) + strlen(al_funcs[i].sym) + 2 < sizeof(attached))
 			strcat(strcat(attached, *attached ? " " : ""), al_funcs[i].sym);
 	}
-	pidfd = pidfd_of(o.pid);
+	pidfd = lt_pidfd_of(o.pid);
 	lt_syms_snapshot(sy, o.pid, comm);
 	lt_catch_stop();
 	t0 = lt_now_ns(CLOCK_MONOTONIC);
@@ -495,7 +498,7 @@ int cmd_alloc(int argc, char **argv)
 			(unsigned long long)o.sample_bytes);
 	else
 		fprintf(stderr, "recording every allocation\n");
-	ret = run_loop(NULL, sy, o.duration_s, pidfd, &exited);
+	ret = lt_prof_run(NULL, sy, o.duration_s, pidfd, &exited);
 	dur = lt_now_ns(CLOCK_MONOTONIC) - t0;
 	lt_suite_detach(suite);
 	if (ret)
@@ -524,7 +527,7 @@ int cmd_alloc(int argc, char **argv)
 			lt_map_each(lt_suite_map_fd(suite, "lt_al_live"), &a, &na, &l, collect_live,
 				    &sites);
 	}
-	read_counters(suite, &ctr);
+	lt_prof_read_counts(suite, &ctr);
 	{
 		int sfd = lt_suite_map_fd(suite, "lt_stacks");
 
@@ -547,12 +550,12 @@ int cmd_alloc(int argc, char **argv)
 	fprintf(stderr, "lowtrace: alloc: %llu calls, %llu sampled in %.1f s, %zu stacks; lost: ",
 		(unsigned long long)ctr.c[LT_PC_CALLS], (unsigned long long)ctr.c[LT_PC_SAMPLES],
 		dur / 1e9, sites.n);
-	print_losses(stderr, &ctr);
+	lt_prof_print_losses(stderr, &ctr);
 	fprintf(stderr, "\n");
 	ret = LT_OK;
 out:
 	if (out.b.p)
-		ret = out_close(&out, ret == LT_OK) ?: ret;
+		ret = lt_pout_close(&out, ret == LT_OK) ?: ret;
 	free(sites.p);
 	lt_suite_free(suite);
 	lt_syms_free(sy);

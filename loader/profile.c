@@ -68,7 +68,7 @@ static int on_task(void *ctx, void *data, size_t size)
 
 	if (!p || rc->rec.hdr.type != LT_TYPE_TASK)
 		return 0;
-	comm_str(comm, ((const struct lt_task *)&rc->rec)->comm);
+	lt_comm_str(comm, ((const struct lt_task *)&rc->rec)->comm);
 	if (lt_syms_snapshot(rc->sy, rc->rec.hdr.pid, comm))
 		rc->snapshots_failed++;
 	return 0;
@@ -182,7 +182,7 @@ struct pent {
 
 static int collect_prof(void *ctx, const void *key, const void *val)
 {
-	struct pent *e = vec_push(ctx);
+	struct pent *e = lt_vec_push(ctx);
 
 	if (!e)
 		return -1;
@@ -203,38 +203,38 @@ static int fline_cmp(const void *a, const void *b)
 }
 
 struct prof_out {
-	struct out o;
-	struct vec lines; /* folded */
+	struct lt_pout o;
+	struct lt_vec lines; /* folded */
 	struct lt_pprof *pp;
 	bool first;
 };
 
 static void emit_profile_stack(struct prof_out *po, enum fmt fmt, const struct pent *e,
-			       const struct sstack *ss, bool off, uint64_t period)
+			       const struct lt_sstack *ss, bool off, uint64_t period)
 {
 	char comm[LT_COMM_LEN + 1], name[NAME_MAX_OUT];
 	uint64_t value = off ? e->v.ns : e->v.count;
 	struct lt_buf *b = &po->o.b;
 
-	comm_str(comm, e->k.comm);
+	lt_comm_str(comm, e->k.comm);
 	if (fmt == FMT_FOLDED) {
 		/* build the line in the buffer, then keep a copy for sorting */
 		size_t start;
 		struct fline *l;
 
-		out_room(&po->o, (size_t)(ss->nu + ss->nk + 1) * (NAME_MAX_OUT * 4 + 8));
+		lt_pout_room(&po->o, (size_t)(ss->nu + ss->nk + 1) * (NAME_MAX_OUT * 4 + 8));
 		start = b->len;
-		put_folded(b, comm);
+		lt_put_folded(b, comm);
 		for (int i = ss->nu - 1; i >= 0; i--) {
 			lt_put_c(b, ';');
-			put_folded(b, frame_str(&ss->u[i], name, sizeof(name)));
+			lt_put_folded(b, lt_frame_str(&ss->u[i], name, sizeof(name)));
 		}
 		for (int i = ss->nk - 1; i >= 0; i--) {
 			lt_put_c(b, ';');
-			put_folded(b, frame_str(&ss->k[i], name, sizeof(name)));
+			lt_put_folded(b, lt_frame_str(&ss->k[i], name, sizeof(name)));
 			lt_put_s(b, "_[k]");
 		}
-		l = vec_push(&po->lines);
+		l = lt_vec_push(&po->lines);
 		if (l) {
 			l->s = strndup(b->p + start, b->len - start);
 			l->v = value;
@@ -259,7 +259,7 @@ static void emit_profile_stack(struct prof_out *po, enum fmt fmt, const struct p
 
 			loc[n++] = lt_pprof_location(po->pp, m, f->addr,
 						     f->func ? f->func
-							     : frame_str(f, name, sizeof(name)));
+							     : lt_frame_str(f, name, sizeof(name)));
 		}
 		for (size_t i = 0; i < n; i++)
 			if (!loc[i])
@@ -268,7 +268,7 @@ static void emit_profile_stack(struct prof_out *po, enum fmt fmt, const struct p
 		return;
 	}
 	/* json */
-	out_room(&po->o, (size_t)(ss->nu + ss->nk + 1) * (NAME_MAX_OUT * 6 + 300));
+	lt_pout_room(&po->o, (size_t)(ss->nu + ss->nk + 1) * (NAME_MAX_OUT * 6 + 300));
 	lt_put_s(b, po->first ? "\n{" : ",\n{");
 	po->first = false;
 	lt_put_s(b, "\"pid\":");
@@ -295,13 +295,13 @@ static void emit_profile_stack(struct prof_out *po, enum fmt fmt, const struct p
 
 int cmd_profile(int argc, char **argv)
 {
-	static struct sstack ss;
+	static struct lt_sstack ss;
 	struct prof_opts o = { .freq = 49, .fmt = FMT_FOLDED };
 	struct lt_load_opts lo = { .ringbuf_size = 256 * 1024 };
 	struct prof_out po = { .first = true };
 	struct ringctx rc = {};
-	struct counters ctr;
-	struct vec ents = { .elem = sizeof(struct pent) };
+	struct lt_prof_counts ctr;
+	struct lt_vec ents = { .elem = sizeof(struct pent) };
 	struct lt_suite *suite = NULL;
 	struct lt_ring *ring = NULL;
 	struct lt_handles h;
@@ -317,11 +317,11 @@ int cmd_profile(int argc, char **argv)
 	if (ret)
 		return ret;
 	if (o.pid) {
-		ret = check_pid(o.pid, comm, sizeof(comm));
+		ret = lt_check_pid(o.pid, comm, sizeof(comm));
 		if (ret)
 			return ret;
 	}
-	ret = out_open(&po.o, o.out, o.fmt == FMT_PPROF);
+	ret = lt_pout_open(&po.o, o.out, o.fmt == FMT_PPROF);
 	if (ret) {
 		free(po.o.b.p);
 		return ret;
@@ -354,7 +354,7 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	}
 	if (o.pid) {
-		pidfd = pidfd_of(o.pid);
+		pidfd = lt_pidfd_of(o.pid);
 		lt_syms_snapshot(rc.sy, o.pid, comm);
 	}
 	lt_catch_stop();
@@ -365,7 +365,7 @@ int cmd_profile(int argc, char **argv)
 	else
 		fprintf(stderr, "lowtrace: profile: on-CPU, %s at %u Hz; ", event, o.freq);
 	fprintf(stderr, "%s\n", o.duration_s ? "running" : "Ctrl-C to stop");
-	ret = run_loop(ring, rc.sy, o.duration_s, pidfd, &exited);
+	ret = lt_prof_run(ring, rc.sy, o.duration_s, pidfd, &exited);
 	dur = lt_now_ns(CLOCK_MONOTONIC) - t0;
 	/* stop counting, then read what is left of the ring (late new processes) */
 	lt_suite_detach(suite);
@@ -391,7 +391,7 @@ int cmd_profile(int argc, char **argv)
 			goto out;
 		}
 	}
-	read_counters(suite, &ctr);
+	lt_prof_read_counts(suite, &ctr);
 	period = 1000000000ull / o.freq;
 	if (o.fmt == FMT_PPROF) {
 		po.pp = lt_pprof_new();
@@ -425,8 +425,8 @@ int cmd_profile(int argc, char **argv)
 		const struct pent *e = (const struct pent *)ents.p + i;
 		char c[LT_COMM_LEN + 1];
 
-		comm_str(c, e->k.comm);
-		symbolize(rc.sy, stacks_fd, e->k.tgid, c, e->k.kstack, e->k.ustack, 0, &ss);
+		lt_comm_str(c, e->k.comm);
+		lt_symbolize(rc.sy, stacks_fd, e->k.tgid, c, e->k.kstack, e->k.ustack, 0, &ss);
 		total += e->v.count;
 		if (ss.nu) {
 			with_user += e->v.count;
@@ -445,7 +445,7 @@ int cmd_profile(int argc, char **argv)
 
 			while (i + 1 < po.lines.n && !strcmp(l[i].s, l[i + 1].s))
 				v += l[++i].v;
-			out_room(&po.o, strlen(l[i].s) + 32);
+			lt_pout_room(&po.o, strlen(l[i].s) + 32);
 			lt_put_s(&po.o.b, l[i].s);
 			lt_put_c(&po.o.b, ' ');
 			lt_put_u64(&po.o.b, v);
@@ -454,7 +454,7 @@ int cmd_profile(int argc, char **argv)
 	} else if (o.fmt == FMT_JSON) {
 		struct lt_buf *b = &po.o.b;
 
-		out_room(&po.o, 4096);
+		lt_pout_room(&po.o, 4096);
 		lt_put_s(b, "\n]");
 		lt_json_u64(b, "samples", total);
 		lt_json_u64(b, "user_stacks", with_user);
@@ -475,7 +475,7 @@ int cmd_profile(int argc, char **argv)
 		snprintf(note, sizeof(note), "lowtrace profile %s, %s",
 			 o.off_cpu ? "--off-cpu" : "", event);
 		lt_pprof_comment(po.pp, note);
-		out_flush(&po.o);
+		lt_pout_flush(&po.o);
 		ret = lt_pprof_write(po.pp, po.o.fd);
 		if (ret) {
 			ret = lt_error(LT_FAIL, "cannot write the pprof file: %s", strerror(-ret));
@@ -484,13 +484,13 @@ int cmd_profile(int argc, char **argv)
 	}
 	fprintf(stderr, "lowtrace: profile: %llu %s in %.1f s, %zu stacks; lost: ",
 		(unsigned long long)total, o.off_cpu ? "blocks" : "samples", dur / 1e9, ents.n);
-	print_losses(stderr, &ctr);
+	lt_prof_print_losses(stderr, &ctr);
 	fprintf(stderr, "; user stacks cut short (no frame pointers?): %llu of %llu\n",
 		(unsigned long long)trunc, (unsigned long long)with_user);
 	ret = LT_OK;
 out:
 	if (po.o.b.p)
-		ret = out_close(&po.o, ret == LT_OK) ?: ret;
+		ret = lt_pout_close(&po.o, ret == LT_OK) ?: ret;
 	for (size_t i = 0; i < po.lines.n; i++)
 		free(((struct fline *)po.lines.p)[i].s);
 	free(po.lines.p);

@@ -19,7 +19,7 @@
 
 #define OUT_CAP (1024 * 1024)
 
-int out_open(struct out *o, const char *path, bool binary)
+int lt_pout_open(struct lt_pout *o, const char *path, bool binary)
 {
 	struct stat st;
 
@@ -59,7 +59,7 @@ int out_open(struct out *o, const char *path, bool binary)
 	return LT_OK;
 }
 
-void out_flush(struct out *o)
+void lt_pout_flush(struct lt_pout *o)
 {
 	size_t done = 0;
 
@@ -76,17 +76,17 @@ void out_flush(struct out *o)
 	o->b.len = 0;
 }
 
-void out_room(struct out *o, size_t n)
+void lt_pout_room(struct lt_pout *o, size_t n)
 {
 	if (o->b.len + n > o->b.cap)
-		out_flush(o);
+		lt_pout_flush(o);
 }
 
-int out_close(struct out *o, bool ok)
+int lt_pout_close(struct lt_pout *o, bool ok)
 {
 	int ret = LT_OK;
 
-	out_flush(o);
+	lt_pout_flush(o);
 	free(o->b.p);
 	o->b.p = NULL;
 	if (!o->path) {
@@ -106,7 +106,7 @@ int out_close(struct out *o, bool ok)
 	return ret;
 }
 
-void put_folded(struct lt_buf *b, const char *s)
+void lt_put_folded(struct lt_buf *b, const char *s)
 {
 	for (size_t i = 0; s[i] && i < NAME_MAX_OUT; i++) {
 		unsigned char c = s[i];
@@ -146,7 +146,7 @@ static void sym_frame(struct lt_syms *sy, bool kernel, uint32_t tgid, const char
 	f->addr = ip;
 }
 
-const char *frame_str(const struct lt_frame *f, char *buf, size_t len)
+const char *lt_frame_str(const struct lt_frame *f, char *buf, size_t len)
 {
 	lt_frame_name(f, buf, len);
 	return buf;
@@ -164,8 +164,8 @@ static bool is_bpf_frame(const struct lt_frame *f)
 	return false;
 }
 
-void symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *comm, int32_t kid,
-	       int32_t uid, uint64_t caller, struct sstack *ss)
+void lt_symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *comm, int32_t kid,
+		  int32_t uid, uint64_t caller, struct lt_sstack *ss)
 {
 	static struct stk st;
 	int skip = 0;
@@ -194,13 +194,13 @@ void symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *com
 		sym_frame(sy, false, tgid, comm, st.ip[i], i == 0, &ss->u[i]);
 }
 
-void comm_str(char *dst, const char *comm)
+void lt_comm_str(char *dst, const char *comm)
 {
 	memcpy(dst, comm, LT_COMM_LEN);
 	dst[LT_COMM_LEN] = 0;
 }
 
-int pidfd_of(uint32_t pid)
+int lt_pidfd_of(uint32_t pid)
 {
 	int fd;
 
@@ -220,7 +220,8 @@ static bool pid_exited(int pidfd)
 	return pidfd == -2 || (pidfd >= 0 && poll(&p, 1, 0) == 1);
 }
 
-int run_loop(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd, bool *exited)
+int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd,
+		bool *exited)
 {
 	uint64_t end = duration_s ? lt_now_ns(CLOCK_MONOTONIC) + duration_s * 1000000000ull : 0;
 
@@ -246,7 +247,7 @@ int run_loop(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int 
 	return LT_OK;
 }
 
-int check_pid(uint32_t pid, char *comm, size_t len)
+int lt_check_pid(uint32_t pid, char *comm, size_t len)
 {
 	char path[64];
 	FILE *f;
@@ -262,14 +263,14 @@ int check_pid(uint32_t pid, char *comm, size_t len)
 	return LT_OK;
 }
 
-void *vec_push(struct vec *v)
+void *lt_vec_push(struct lt_vec *v)
 {
 	if (lt_grow(&v->p, &v->cap, v->n + 1, v->elem))
 		return NULL;
 	return (char *)v->p + v->elem * v->n++;
 }
 
-void read_counters(struct lt_suite *s, struct counters *c)
+void lt_prof_read_counts(struct lt_suite *s, struct lt_prof_counts *c)
 {
 	int fd = lt_suite_map_fd(s, "lt_prof_err");
 
@@ -290,7 +291,7 @@ const char *const ctr_names[LT_PC_SLOTS] = {
 	[LT_PC_STACKS_FULL] = "stack_table_full",
 };
 
-void print_losses(FILE *f, const struct counters *c)
+void lt_prof_print_losses(FILE *f, const struct lt_prof_counts *c)
 {
 	bool any = false;
 

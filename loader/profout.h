@@ -23,7 +23,7 @@ enum fmt { FMT_FOLDED, FMT_PPROF, FMT_JSON, FMT_TEXT };
 
 /* ---- output: written to FILE.tmp-PID, renamed into place only when complete ---- */
 
-struct out {
+struct lt_pout {
 	const char *path; /* NULL: no file to rename into place */
 	char tmp[PATH_MAX];
 	int fd;
@@ -32,21 +32,21 @@ struct out {
 	int err;
 };
 
-/* stdout, or path (binary: refuse a terminal); an exit code, after which out_close frees */
-int out_open(struct out *o, const char *path, bool binary);
-void out_flush(struct out *o);
+/* stdout, or path (binary: refuse a terminal); an exit code, after which lt_pout_close frees */
+int lt_pout_open(struct lt_pout *o, const char *path, bool binary);
+void lt_pout_flush(struct lt_pout *o);
 /* make room for `n` more bytes */
-void out_room(struct out *o, size_t n);
+void lt_pout_room(struct lt_pout *o, size_t n);
 /* ok: rename the finished file into place; else remove it. Returns an exit code. */
-int out_close(struct out *o, bool ok);
+int lt_pout_close(struct lt_pout *o, bool ok);
 /* A frame name in folded stacks: ';' and spaces would split it, bytes outside printable
  * ASCII never reach a terminal (\xNN) */
-void put_folded(struct lt_buf *b, const char *s);
+void lt_put_folded(struct lt_buf *b, const char *s);
 
 /* ---- stacks and symbols ---- */
 
 /* A whole symbolized stack: user frames then kernel frames, each leaf first. */
-struct sstack {
+struct lt_sstack {
 	struct lt_frame u[LT_STACK_DEPTH + 1];
 	struct lt_frame k[LT_STACK_DEPTH];
 	int nu, nk;
@@ -56,38 +56,38 @@ struct sstack {
  * Kernel stack kid and user stack uid of lt_stacks (stacks_fd), symbolized for process
  * (tgid, comm); caller: alloc's return address at entry, 0 for none.
  */
-void symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *comm, int32_t kid,
-	       int32_t uid, uint64_t caller, struct sstack *ss);
-const char *frame_str(const struct lt_frame *f, char *buf, size_t len);
+void lt_symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *comm, int32_t kid,
+		  int32_t uid, uint64_t caller, struct lt_sstack *ss);
+const char *lt_frame_str(const struct lt_frame *f, char *buf, size_t len);
 /* comm of a key (LT_COMM_LEN bytes, maybe without NUL) into dst[LT_COMM_LEN + 1] */
-void comm_str(char *dst, const char *comm);
+void lt_comm_str(char *dst, const char *comm);
 
 /* ---- the run ---- */
 
 /* A pidfd of the process, -1 without --pid; -2 when it is already gone. */
-int pidfd_of(uint32_t pid);
+int lt_pidfd_of(uint32_t pid);
 /* Runs until --duration, a signal or the end of process --pid. *exited: the latter. */
-int run_loop(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd,
-	     bool *exited);
+int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd,
+		bool *exited);
 /* --pid exists: its comm into comm[len], else the usage error */
-int check_pid(uint32_t pid, char *comm, size_t len);
+int lt_check_pid(uint32_t pid, char *comm, size_t len);
 
 /* ---- what is read at the end ---- */
 
-struct vec {
+struct lt_vec {
 	void *p;
 	size_t n, cap, elem;
 };
 
-void *vec_push(struct vec *v);
+void *lt_vec_push(struct lt_vec *v);
 
-struct counters {
+struct lt_prof_counts {
 	uint64_t c[LT_PC_SLOTS];
 };
 
 extern const char *const ctr_names[LT_PC_SLOTS];
-void read_counters(struct lt_suite *s, struct counters *c);
+void lt_prof_read_counts(struct lt_suite *s, struct lt_prof_counts *c);
 /* name=value of each loss counter, space-separated */
-void print_losses(FILE *f, const struct counters *c);
+void lt_prof_print_losses(FILE *f, const struct lt_prof_counts *c);
 
 #endif
