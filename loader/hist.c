@@ -106,8 +106,7 @@ static void hist_print(struct hist_view *v, struct lt_out *out, bool json)
 }
 
 struct hist_cli {
-	uint64_t interval_s;
-	uint64_t count;
+	struct lt_every every;
 	bool json;
 };
 
@@ -116,12 +115,8 @@ static int hist_opt(void *ctx, int key, const char *arg, uint64_t num)
 	struct hist_cli *c = ctx;
 
 	(void)arg;
-	if (key == LT_O_INTERVAL)
-		c->interval_s = num;
-	else if (key == LT_O_COUNT)
-		c->count = num;
-	else
-		c->json = true;
+	if (lt_every_opt(&c->every, key, num))
+		c->json = true; /* --json */
 	return LT_OK;
 }
 
@@ -153,7 +148,7 @@ int cmd_hist(int argc, char **argv)
 	err = lt_opts_parse(argc - 1, argv + 1, keys, help_hist, hist_opt, &c);
 	if (err)
 		return err;
-	if (c.count && !c.interval_s)
+	if (c.every.count && !c.every.interval_s)
 		return lt_error(LT_USAGE, "hist: --count needs --interval");
 	{
 		static struct lt_status st;
@@ -190,9 +185,9 @@ int cmd_hist(int argc, char **argv)
 		qsort(v.e, v.n, sizeof(*v.e), by_count_desc);
 		hist_print(&v, &out, c.json);
 		prints++;
-		if (out.failed || !c.interval_s || (c.count && prints >= c.count))
+		if (out.failed || !c.every.interval_s || (c.every.count && prints >= c.every.count))
 			break;
-		if (!lt_sleep_s(c.interval_s))
+		if (!lt_sleep_s(c.every.interval_s))
 			break;
 		if (!c.json)
 			lt_put_c(&out.b, '\n');

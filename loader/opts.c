@@ -177,6 +177,17 @@ int lt_parse_probe_list(const char *s, bool by_type, uint64_t *mask)
 	return LT_OK;
 }
 
+int lt_every_opt(struct lt_every *e, int key, uint64_t num)
+{
+	if (key == LT_O_INTERVAL)
+		e->interval_s = num;
+	else if (key == LT_O_COUNT)
+		e->count = num;
+	else
+		return -1;
+	return LT_OK;
+}
+
 /* ---- what load and run share ---- */
 
 const char lt_load_opts_help[] =

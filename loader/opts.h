@@ -62,6 +62,14 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num);
 /* What `load` attaches without --probes, and the ring size without --ringbuf-size. */
 void lt_load_defaults(struct lt_load_opts *o);
 
+/* --interval S and --count N of the commands that print again (hist, top) */
+struct lt_every {
+	uint64_t interval_s; /* 0: print once */
+	uint64_t count; /* 0: until a signal */
+};
+/* LT_OK when `key` was one of them, -1 when it was not. */
+int lt_every_opt(struct lt_every *e, int key, uint64_t num);
+
 /* Their lines for -h, and the probe list under them. */
 extern const char lt_load_opts_help[];
 void lt_print_probes(FILE *f);

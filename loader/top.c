@@ -82,8 +82,7 @@ static void put_us(char *dst, size_t len, uint64_t ns)
 }
 
 struct top_cli {
-	uint64_t interval_s;
-	uint64_t count;
+	struct lt_every every;
 	uint64_t rows;
 };
 
@@ -92,12 +91,8 @@ static int top_opt(void *ctx, int key, const char *arg, uint64_t num)
 	struct top_cli *c = ctx;
 
 	(void)arg;
-	if (key == LT_O_INTERVAL)
-		c->interval_s = num;
-	else if (key == LT_O_COUNT)
-		c->count = num;
-	else
-		c->rows = num;
+	if (lt_every_opt(&c->every, key, num))
+		c->rows = num; /* --rows */
 	return LT_OK;
 }
 
@@ -119,8 +114,8 @@ int cmd_top(int argc, char **argv)
 	err = lt_opts_parse(argc, argv, keys, help_top, top_opt, &c);
 	if (err)
 		return err;
-	if (!c.interval_s)
-		c.interval_s = 1;
+	if (!c.every.interval_s)
+		c.every.interval_s = 1;
 	err = lt_read_status(&st);
 	if (err)
 		return err;
@@ -151,7 +146,7 @@ int cmd_top(int argc, char **argv)
 		if (tty)
 			printf("\033[H\033[2J");
 		printf("lowtrace top: every %llu s, rates over the last interval\n",
-		       (unsigned long long)c.interval_s);
+		       (unsigned long long)c.every.interval_s);
 		printf("%-12s %12s %12s\n", "PROBE", "EVENTS/S", "DROPS/S");
 		for (size_t i = 0; i < lt_nprobes; i++) {
 			struct lt_counts s;
@@ -208,9 +203,9 @@ int cmd_top(int argc, char **argv)
 			printf("\n");
 		fflush(stdout);
 		prints++;
-		if (c.count && prints >= c.count)
+		if (c.every.count && prints >= c.every.count)
 			break;
-		lt_sleep_s(c.interval_s);
+		lt_sleep_s(c.every.interval_s);
 	}
 	free(t.cur);
 	free(t.prev);
