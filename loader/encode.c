@@ -18,13 +18,28 @@ void lt_put_s(struct lt_buf *b, const char *s)
 
 void lt_put_u64(struct lt_buf *b, uint64_t v)
 {
+	/* two digits per division: the counters and timestamps of every record go through here */
+	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+				    "31323334353637383940414243444546474849505152535455565758596061"
+				    "62636465666768697071727374757677787980818283848586878889909192"
+				    "939495969798"
+				    "99";
 	char tmp[20];
 	int i = sizeof(tmp);
 
-	do {
-		tmp[--i] = '0' + v % 10;
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		unsigned int d = (v % 100) * 2;
+
+		v /= 100;
+		tmp[--i] = pairs[d + 1];
+		tmp[--i] = pairs[d];
+	}
+	if (v >= 10) {
+		tmp[--i] = pairs[v * 2 + 1];
+		tmp[--i] = pairs[v * 2];
+	} else {
+		tmp[--i] = '0' + v;
+	}
 	lt_put_mem(b, tmp + i, sizeof(tmp) - i);
 }
 

@@ -25,6 +25,7 @@ static inline void lt_put_c(struct lt_buf *b, char c)
 }
 
 void lt_put_mem(struct lt_buf *b, const char *s, size_t n);
+
 void lt_put_s(struct lt_buf *b, const char *s); /* trusted literal */
 void lt_put_u64(struct lt_buf *b, uint64_t v);
 void lt_put_s64(struct lt_buf *b, int64_t v);
