@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Encoders: exact output, and untrusted bytes never break JSON or a terminal. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "records.h"
@@ -26,6 +28,35 @@ static const char *text(const char *s, size_t n)
 
 #define S(lit) lit, sizeof(lit) - 1
 
+/* every number of digits, and the edges of each */
+static void numbers(void)
+{
+	static const uint64_t v[] = { 0, 7, 9, 10, 42, 99, 100, 101, 999, 1000, 65535, 123456789,
+				      4294967295ull, 10000000000000000000ull, UINT64_MAX };
+	char want[32];
+	bool same = true;
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		b.len = 0;
+		lt_put_u64(&b, v[i]);
+		b.p[b.len] = 0;
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)v[i]);
+		same &= !strcmp(b.p, want);
+	}
+	for (uint64_t x = 0; x < 100000; x += 7) {
+		b.len = 0;
+		lt_put_u64(&b, x);
+		b.p[b.len] = 0;
+		snprintf(want, sizeof(want), "%llu", (unsigned long long)x);
+		same &= !strcmp(b.p, want);
+	}
+	ok(same, "lt_put_u64 writes what printf writes, 0 to UINT64_MAX");
+	b.len = 0;
+	lt_put_s64(&b, INT64_MIN);
+	b.p[b.len] = 0;
+	ok(!strcmp(b.p, "-9223372036854775808"), "lt_put_s64: INT64_MIN");
+}
+
 int main(void)
 {
 	struct lt_rec r;
@@ -34,6 +65,7 @@ int main(void)
 	static const char args[] = "/bin/sh\0-c\0exit 7\0\0arg with spaces";
 	static char worst[LT_ARGS_MAX];
 
+	numbers();
 	ok(!strcmp(json(S("plain")), "\"plain\""), "plain string");
 	ok(!strcmp(json(S("q\"b\\")), "\"q\\\"b\\\\\""), "quote and backslash escaped");
 	ok(!strcmp(json(S("\x1b[31m\n\x7f")), "\"\\u001b[31m\\u000a\\u007f\""),
