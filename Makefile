@@ -30,7 +30,7 @@ BPF_SRCS := $(wildcard progs/*.bpf.c)
 BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 # pure layers: no libbpf (the unit tests link these)
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/histfmt.c \
-	loader/prom.c loader/sym.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
+	loader/prom.c loader/sym.c loader/symtab.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
 	loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm

@@ -17,7 +17,6 @@
 #include "hash.h"
 #include "sym_int.h"
 
-#define BUILD_ID_MAX 64 /* bytes of a build-id note we accept */
 /* files held open until their symbols are parsed; past this, parse at once */
 #define MAX_HELD_FDS 256
 
@@ -29,24 +28,6 @@ void lib_init(void)
 		elf_version(EV_CURRENT);
 		done = true;
 	}
-}
-
-char *hex_dup(const unsigned char *p, size_t n)
-{
-	static const char digits[] = "0123456789abcdef";
-	char *h;
-
-	if (!n || n > BUILD_ID_MAX)
-		return NULL;
-	h = malloc(2 * n + 1);
-	if (!h)
-		return NULL;
-	for (size_t i = 0; i < n; i++) {
-		h[2 * i] = digits[p[i] >> 4];
-		h[2 * i + 1] = digits[p[i] & 15];
-	}
-	h[2 * n] = 0;
-	return h;
 }
 
 static char *notes_build_id(Elf_Data *d)

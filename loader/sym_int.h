@@ -150,6 +150,7 @@ struct lt_syms {
 
 void lib_init(void);
 /* lowercase hex of a build-id; NULL when empty, too long or out of memory */
+#define BUILD_ID_MAX 64 /* bytes of a build-id note we accept */
 char *hex_dup(const unsigned char *p, size_t n);
 char *elf_build_id(Elf *elf);
 int elf_read_loads(Elf *elf, struct load **out, size_t *n);
