@@ -126,7 +126,8 @@ static void put_signame(struct lt_buf *b, int64_t sig, bool json)
 		lt_put_c(b, '"');
 }
 
-/* open flags with the kernel's (x86-64, asm-generic) values: libc's may differ (O_LARGEFILE is 0) */
+/* open flags with the kernel's (x86-64, asm-generic) values: libc's may differ
+ * (O_LARGEFILE is 0) */
 static const struct {
 	uint32_t bit;
 	const char *name;
