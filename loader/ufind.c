@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "grow.h"
@@ -67,7 +68,7 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 	struct cand *cands = NULL;
 	size_t n = 0, cap = 0;
 	struct stat exe;
-	bool have_exe, starting = true;
+	bool have_exe, starting = true, vanished = false;
 	int err = -ENOENT, fallback = -1;
 
 	lib_init();
@@ -119,8 +120,10 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 			if ((cls == CLASS_LIBC && (fallback < 0 || cands[fallback].cls != cls)) ||
 			    (cls == CLASS_EXE && fallback < 0))
 				fallback = (int)i;
-			if (lt_elf_find_func(c->can_open ? c->open_path : c->m.path, name, off))
+			if (lt_elf_find_func(c->can_open ? c->open_path : c->m.path, name, off)) {
+				vanished |= c->can_open && access(c->open_path, F_OK);
 				continue;
+			}
 			err = loader_path(pid, c, path, path_len);
 			goto out;
 		}
@@ -133,6 +136,11 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 		starting = cands[i].cls == CLASS_EXE || cands[i].cls == CLASS_LDSO;
 	/* p still names /proc/PID/exe */
 	if (starting && have_exe && elf_has_interp(p))
+		err = -EAGAIN;
+	/* a mapping vanished while it was read: the process exec'd (e.g. a shell's child
+	 * between its redirections and the exec of its program) or unmapped it; "not found"
+	 * says nothing yet */
+	if (vanished)
 		err = -EAGAIN;
 out:
 	/* the strings of m point into buf */

@@ -702,6 +702,54 @@ static void test_find_starting(void)
 	}
 }
 
+/*
+ * A process that execs while its maps are read (a shell's child between its redirections and
+ * its exec): the files of the old image vanish from map_files under the reader. That must read
+ * as "still starting" (-EAGAIN, the caller asks again), never as "no malloc" (-ENOENT). The
+ * child execs this program (argument --idle: it waits to be killed) after a varying delay, so
+ * some of the lookups land inside the exec; without the check 2-5 % of them did here.
+ */
+static void test_find_exec_race(void)
+{
+	int found = 0, again = 0, notfound = 0, other = 0;
+
+	for (int i = 0; i < 1000; i++) {
+		char path[4096];
+		uint64_t off;
+		int go[2], r;
+		pid_t pid;
+
+		if (pipe(go))
+			break;
+		pid = fork();
+		if (!pid) {
+			char c;
+
+			close(go[1]);
+			if (read(go[0], &c, 1) == 1)
+				usleep((i * 37) % 900);
+			execl("/proc/self/exe", "test_sym", "--idle", (char *)NULL);
+			_exit(127);
+		}
+		close(go[0]);
+		if (pid < 0 || write(go[1], "g", 1) != 1) {
+			close(go[1]);
+			break;
+		}
+		r = lt_proc_find_func(pid, "malloc", path, sizeof(path), &off);
+		found += r == 0;
+		again += r == -EAGAIN;
+		notfound += r == -ENOENT;
+		other += r && r != -EAGAIN && r != -ENOENT;
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(go[1]);
+	}
+	ok(found + again == 1000 && !notfound,
+	   "1000 lookups racing an exec: %d found, %d still starting, %d not found, %d other",
+	   found, again, notfound, other);
+}
+
 static void test_find_func(const char *comm)
 {
 	char path[4096], path2[4096];
@@ -724,6 +772,7 @@ static void test_find_func(const char *comm)
 	r = lt_proc_find_func(getpid(), "malloc", path, 4, &off);
 	ok(r == -ENAMETOOLONG, "path buffer too small: %d", r);
 	test_find_starting();
+	test_find_exec_race();
 
 	/* a function of the executable (in .symtab only): the exe comes first */
 	r = lt_proc_find_func(getpid(), "lt_test_target_fn", path, sizeof(path), &off);
@@ -787,11 +836,16 @@ static void test_garbage(const char *comm)
 	unlink(tmp);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	struct lt_syms *s = lt_syms_new();
+	struct lt_syms *s;
 	char comm[32];
 
+	if (argc > 1 && !strcmp(argv[1], "--idle")) {
+		pause(); /* test_find_exec_race's exec target */
+		return 0;
+	}
+	s = lt_syms_new();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	read_comm(getpid(), comm, sizeof(comm));
 	ok(s != NULL, "lt_syms_new (comm %s)", comm);
