@@ -5,6 +5,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,30 @@ static int loader_path(uint32_t pid, const struct cand *c, char *out, size_t len
 	}
 	n = snprintf(out, len, "%s", p);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * Look for `name` in a candidate: 0 and *off, or not found. A map_files entry that cannot be
+ * opened sets *vanished: the mapping went away since the maps were read (the process exec'd
+ * or unmapped it). The file is searched through the fd opened here, so an exec after the open
+ * cannot swap it (without address randomization the new image may map a file at the same range).
+ */
+static int find_in(const struct cand *c, const char *name, uint64_t *off, bool *vanished)
+{
+	char fdpath[32];
+	int fd, err;
+
+	if (!c->can_open)
+		return lt_elf_find_func(c->m.path, name, off);
+	fd = open(c->open_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*vanished = true;
+		return -errno;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	err = lt_elf_find_func(fdpath, name, off);
+	close(fd);
+	return err;
 }
 
 int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_len, uint64_t *off)
@@ -120,10 +145,8 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 			if ((cls == CLASS_LIBC && (fallback < 0 || cands[fallback].cls != cls)) ||
 			    (cls == CLASS_EXE && fallback < 0))
 				fallback = (int)i;
-			if (lt_elf_find_func(c->can_open ? c->open_path : c->m.path, name, off)) {
-				vanished |= c->can_open && access(c->open_path, F_OK);
+			if (find_in(c, name, off, &vanished))
 				continue;
-			}
 			err = loader_path(pid, c, path, path_len);
 			goto out;
 		}
@@ -137,7 +160,7 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 	/* p still names /proc/PID/exe */
 	if (starting && have_exe && elf_has_interp(p))
 		err = -EAGAIN;
-	/* a mapping vanished while it was read: the process exec'd (e.g. a shell's child
+	/* a mapping vanished before it was read: the process exec'd (e.g. a shell's child
 	 * between its redirections and the exec of its program) or unmapped it; "not found"
 	 * says nothing yet */
 	if (vanished)
