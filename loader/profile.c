@@ -461,10 +461,10 @@ int cmd_profile(int argc, char **argv)
 		lt_json_u64(b, "user_stacks_truncated", trunc);
 		lt_put_s(b, ",\"lost\":{");
 		for (int i = 0, n = 0; i < LT_PC_SLOTS; i++) {
-			if (!ctr_names[i])
+			if (!lt_prof_ctr_names[i])
 				continue;
 			lt_put_s(b, n++ ? ",\"" : "\"");
-			lt_put_s(b, ctr_names[i]);
+			lt_put_s(b, lt_prof_ctr_names[i]);
 			lt_put_s(b, "\":");
 			lt_put_u64(b, ctr.c[i]);
 		}

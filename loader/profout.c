@@ -279,7 +279,7 @@ void lt_prof_read_counts(struct lt_suite *s, struct lt_prof_counts *c)
 			c->c[i] = 0;
 }
 
-const char *const ctr_names[LT_PC_SLOTS] = {
+const char *const lt_prof_ctr_names[LT_PC_SLOTS] = {
 	[LT_PC_KSTACK_COLL] = "kernel_stack_collisions",
 	[LT_PC_USTACK_COLL] = "user_stack_collisions",
 	[LT_PC_KSTACK_ERR] = "kernel_stack_errors",
@@ -296,9 +296,10 @@ void lt_prof_print_losses(FILE *f, const struct lt_prof_counts *c)
 	bool any = false;
 
 	for (int i = 0; i < LT_PC_SLOTS; i++) {
-		if (!ctr_names[i])
+		if (!lt_prof_ctr_names[i])
 			continue;
-		fprintf(f, "%s%s=%llu", any ? " " : "", ctr_names[i], (unsigned long long)c->c[i]);
+		fprintf(f, "%s%s=%llu", any ? " " : "", lt_prof_ctr_names[i],
+			(unsigned long long)c->c[i]);
 		any = true;
 	}
 }

@@ -85,7 +85,7 @@ struct lt_prof_counts {
 	uint64_t c[LT_PC_SLOTS];
 };
 
-extern const char *const ctr_names[LT_PC_SLOTS];
+extern const char *const lt_prof_ctr_names[LT_PC_SLOTS];
 void lt_prof_read_counts(struct lt_suite *s, struct lt_prof_counts *c);
 /* name=value of each loss counter, space-separated */
 void lt_prof_print_losses(FILE *f, const struct lt_prof_counts *c);

@@ -99,6 +99,7 @@ static int top_opt(void *ctx, int key, const char *arg, uint64_t num)
 int cmd_top(int argc, char **argv)
 {
 	static const int keys[] = { LT_O_INTERVAL, LT_O_COUNT, LT_O_ROWS, 0 };
+	const struct lt_probe *sp = lt_probe_by_name("syscalls", strlen("syscalls"));
 	static struct lt_status st;
 	static uint64_t last_ev[LT_PROBE_SLOTS], last_dr[LT_PROBE_SLOTS];
 	struct top_state t = {};
@@ -123,8 +124,9 @@ int cmd_top(int argc, char **argv)
 	if (err)
 		return err;
 	err = lt_stats_open(&sr, &h);
-	if (!err && st.probe[LT_PROBE_SYSCALLS].loaded)
-		err = lt_agg_open(&sys, "lt_sys_hist", "syscalls");
+	/* top's table is the syscalls probe's: its row names the map */
+	if (!err && st.probe[sp->id].loaded)
+		err = lt_agg_open(&sys, sp->map, sp->name);
 	t.cur = calloc(LT_NSYSCALLS, sizeof(*t.cur));
 	t.prev = calloc(LT_NSYSCALLS, sizeof(*t.prev));
 	t.order = calloc(LT_NSYSCALLS, sizeof(*t.order));
@@ -166,11 +168,12 @@ int cmd_top(int argc, char **argv)
 		if (!sys) {
 			printf("\nsyscalls: not loaded (lowtrace load --probes ...,syscalls)\n");
 		} else {
-			memset(t.cur, 0, LT_NSYSCALLS * sizeof(*t.cur));
-			int rerr = lt_agg_read(sys, top_sum, &t);
+			int rerr;
 
+			memset(t.cur, 0, LT_NSYSCALLS * sizeof(*t.cur));
+			rerr = lt_agg_read(sys, top_sum, &t);
 			if (rerr) {
-				err = lt_error(LT_FAIL, "cannot read lt_sys_hist: %s",
+				err = lt_error(LT_FAIL, "cannot read %s: %s", sp->map,
 					       strerror(-rerr));
 				break;
 			}
