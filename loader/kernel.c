@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -81,10 +82,10 @@ static int ensure_bpffs(void)
 
 static int rm_tree_at(int dfd, const char *name)
 {
-	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	DIR *d;
 	struct dirent *e;
-	int err = 0;
+	int err = 0, r;
 
 	if (fd < 0) {
 		if (unlinkat(dfd, name, 0) && errno != ENOENT)
@@ -99,12 +100,131 @@ static int rm_tree_at(int dfd, const char *name)
 	while ((e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (rm_tree_at(dirfd(d), e->d_name))
-			err = -errno;
+		r = rm_tree_at(dirfd(d), e->d_name);
+		if (r)
+			err = r;
 	}
 	closedir(d);
 	if (unlinkat(dfd, name, AT_REMOVEDIR) && errno != ENOENT)
 		err = -errno;
+	return err;
+}
+
+/* A pinned suite: its links first, so the programs stop before their maps go. */
+static int rm_suite(const char *dir)
+{
+	char links[PATH_MAX];
+	int err;
+
+	snprintf(links, sizeof(links), "%s/links", dir);
+	err = rm_tree_at(AT_FDCWD, links);
+	return err ? err : rm_tree_at(AT_FDCWD, dir);
+}
+
+/*
+ * The pin directory changes only under a lock on bpffs' root: flock goes with
+ * the process, so a loader killed half-way never keeps it. What a killed
+ * loader can leave beside LT_PIN_DIR, and what the next lock holder does:
+ *   lowtrace-tmp-PID  a suite being pinned, maybe incomplete: removed
+ *   lowtrace-new-PID  a whole suite that was replacing LT_PIN_DIR: the replace is finished
+ *   lowtrace-old-PID  a suite being unloaded: removed
+ * The names carry no dots: bpffs rejects them.
+ */
+#define PIN_TMP "lowtrace-tmp-"
+#define PIN_NEW "lowtrace-new-"
+#define PIN_OLD "lowtrace-old-"
+#define PIN_LEFT_MAX 32
+#define PIN_PATH_MAX 64 /* LT_PIN_ROOT/<name>: short, so paths below it always fit */
+
+static int pin_lock(bool wait)
+{
+	int fd = open(LT_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB))) {
+		int e = errno;
+
+		if (e == EINTR && !lt_stop)
+			continue;
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static void pin_path(char *buf, size_t len, const char *prefix)
+{
+	snprintf(buf, len, "%s/%s%d", LT_PIN_ROOT, prefix, (int)getpid());
+}
+
+static bool is_leftover(const char *name)
+{
+	return !strncmp(name, PIN_TMP, strlen(PIN_TMP)) ||
+	       !strncmp(name, PIN_NEW, strlen(PIN_NEW)) || !strncmp(name, PIN_OLD, strlen(PIN_OLD));
+}
+
+int lt_pins_leftovers(char names[][LT_LEFTOVER_LEN], int max)
+{
+	DIR *d = opendir(LT_PIN_ROOT);
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)) && n < max) {
+		if (is_leftover(e->d_name) && strlen(e->d_name) < LT_LEFTOVER_LEN)
+			strcpy(names[n++], e->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/* With the lock held: finish what killed loaders left. Returns 0 or -errno. */
+static int recover(void)
+{
+	char names[PIN_LEFT_MAX][LT_LEFTOVER_LEN];
+	char path[PIN_PATH_MAX], old[PIN_PATH_MAX];
+	struct stat st;
+	int n = lt_pins_leftovers(names, PIN_LEFT_MAX), err = 0, r;
+
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%.39s", LT_PIN_ROOT, names[i]); /* < LT_LEFTOVER_LEN */
+		if (strncmp(names[i], PIN_NEW, strlen(PIN_NEW))) {
+			r = rm_suite(path);
+			if (!r)
+				lt_info("removed %s, left by a loader that was killed", path);
+			err = r ? r : err;
+			continue;
+		}
+		/* the whole new suite goes in; the one it replaces goes out */
+		pin_path(old, sizeof(old), PIN_OLD);
+		r = 0;
+		if (stat(LT_PIN_DIR, &st) == 0 && rename(LT_PIN_DIR, old))
+			r = -errno;
+		if (!r && rename(path, LT_PIN_DIR))
+			r = -errno;
+		if (!r)
+			r = rm_suite(old);
+		if (!r)
+			lt_info("finished the replace a killed loader left half done (%s)", path);
+		err = r ? r : err;
+	}
+	return n < 0 ? n : err;
+}
+
+int lt_pins_tidy(void)
+{
+	char names[1][LT_LEFTOVER_LEN];
+	int fd, err;
+
+	if (lt_pins_leftovers(names, 1) <= 0)
+		return 0; /* the common case: nothing to do, no lock taken */
+	fd = pin_lock(false);
+	if (fd < 0)
+		return fd == -EWOULDBLOCK ? 0 : fd; /* busy: a live loader is at work */
+	err = recover();
+	close(fd);
 	return err;
 }
 
@@ -190,7 +310,7 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	struct bpf_program *p;
 	struct lt_suite *s;
 	uint64_t cg_id = 0;
-	int cg_fd = -1, err, ret = LT_FAIL;
+	int cg_fd = -1, lock_fd = -1, err, ret = LT_FAIL;
 	struct stat st;
 
 	/* every check that can fail comes before anything is touched */
@@ -201,25 +321,44 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 		err = ensure_bpffs();
 		if (err)
 			return err;
-		if (stat(LT_PIN_DIR, &st) == 0 && !o->replace)
-			return lt_error(LT_ALREADY_LOADED,
-					"already loaded (pinned at %s): run 'lowtrace unload' "
-					"first, or load --replace",
-					LT_PIN_DIR);
+		/* held until the suite is pinned (or not): loads and unloads take turns */
+		lock_fd = pin_lock(true);
+		if (lock_fd < 0)
+			return lt_error(LT_FAIL, "cannot lock %s: %s", LT_PIN_ROOT,
+					strerror(-lock_fd));
+		err = recover();
+		if (err)
+			ret = lt_error(LT_FAIL, "cannot finish what a killed loader left in %s: %s",
+				       LT_PIN_ROOT, strerror(-err));
+		else if (stat(LT_PIN_DIR, &st) == 0 && !o->replace)
+			ret = lt_error(LT_ALREADY_LOADED,
+				       "already loaded (pinned at %s): run 'lowtrace unload' "
+				       "first, or load --replace",
+				       LT_PIN_DIR);
+		if (err || ret != LT_FAIL) {
+			close(lock_fd);
+			return ret;
+		}
 	}
 	if (o->cgroup) {
 		cg_fd = open_cgroup(o->cgroup, &cg_id);
-		if (cg_fd < 0)
+		if (cg_fd < 0) {
+			if (lock_fd >= 0)
+				close(lock_fd);
 			return LT_USAGE;
+		}
 	}
 	libbpf_set_print(libbpf_log);
 	s = calloc(1, sizeof(*s));
 	if (!s) {
 		if (cg_fd >= 0)
 			close(cg_fd);
+		if (lock_fd >= 0)
+			close(lock_fd);
 		return lt_error(LT_FAIL, "out of memory");
 	}
 	s->cg_fd = cg_fd;
+	s->lock_fd = lock_fd;
 	s->probes = o->probes;
 	s->pin = o->pin;
 	s->replace = o->replace;
@@ -274,26 +413,48 @@ void lt_suite_set_alloc(struct lt_suite *s, uint64_t mean, const uint64_t *ival,
 	s->al_leaks = leaks;
 }
 
-/* Pin into a private directory, then rename: the suite appears whole or not. */
+/*
+ * Pin into a private directory, then rename: the suite appears whole or not.
+ * --replace renames it to lowtrace-new-PID first (whole), then moves the old
+ * suite out and the new one in, so a kill at any point leaves something the
+ * next lock holder can finish (see recover).
+ */
 static int pin_suite(struct lt_suite *s)
 {
-	char tmp[64];
+	char tmp[PIN_PATH_MAX], new[PIN_PATH_MAX], old[PIN_PATH_MAX];
+	const char *at = tmp;
 	struct stat st;
+	bool had_old = false;
 	int err;
 
-	/* bpffs rejects dots in names, hence no ".tmp" */
-	snprintf(tmp, sizeof(tmp), "%s/lowtrace-tmp-%d", LT_PIN_ROOT, (int)getpid());
+	pin_path(tmp, sizeof(tmp), PIN_TMP);
+	pin_path(new, sizeof(new), PIN_NEW);
+	pin_path(old, sizeof(old), PIN_OLD);
 	err = pin_all(s, tmp);
-	/* --replace: the old suite goes only once the new one is attached */
-	if (!err && s->replace && stat(LT_PIN_DIR, &st) == 0 && lt_unload() != LT_OK)
-		err = -EBUSY;
-	if (!err && rename(tmp, LT_PIN_DIR))
+	if (!err && s->replace) {
+		if (rename(tmp, new))
+			err = -errno;
+		else
+			at = new;
+		/* the old suite goes only once the new one is attached: nothing is missed */
+		if (!err && stat(LT_PIN_DIR, &st) == 0) {
+			if (rename(LT_PIN_DIR, old))
+				err = -errno;
+			had_old = !err;
+		}
+	}
+	if (!err && rename(at, LT_PIN_DIR))
 		err = -errno;
 	if (err) {
-		rm_tree_at(AT_FDCWD, tmp);
+		if (had_old && rename(old, LT_PIN_DIR))
+			rm_suite(old);
+		rm_suite(at);
 		return lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED : LT_FAIL,
 				"cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
 	}
+	if (had_old && (err = rm_suite(old)))
+		return lt_error(LT_FAIL, "cannot remove the replaced suite %s: %s", old,
+				strerror(-err));
 	return LT_OK;
 }
 
@@ -350,6 +511,10 @@ int lt_suite_load(struct lt_suite *s)
 	if (s->cg_fd >= 0) {
 		close(s->cg_fd);
 		s->cg_fd = -1;
+	}
+	if (s->lock_fd >= 0) {
+		close(s->lock_fd);
+		s->lock_fd = -1;
 	}
 	return ret;
 }
@@ -489,23 +654,46 @@ void lt_suite_free(struct lt_suite *s)
 	lowtrace__destroy(s->skel);
 	if (s->cg_fd >= 0)
 		close(s->cg_fd);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	free(s);
 }
 
 int lt_unload(void)
 {
+	char names[1][LT_LEFTOVER_LEN], old[PIN_PATH_MAX];
 	struct stat st;
-	int err = check_privileges();
+	bool left;
+	int err = check_privileges(), fd;
 
 	if (err)
 		return err;
-	if (stat(LT_PIN_DIR, &st))
+	left = lt_pins_leftovers(names, 1) > 0;
+	if (stat(LT_PIN_DIR, &st) && !left)
 		return lt_error(errno == ENOENT ? LT_NOT_LOADED : LT_FAIL, "not loaded: %s: %s",
 				LT_PIN_DIR, strerror(errno));
-	/* links first so the programs stop before their maps go */
-	err = rm_tree_at(AT_FDCWD, LT_PIN_DIR "/links");
-	if (!err)
-		err = rm_tree_at(AT_FDCWD, LT_PIN_DIR);
+	fd = pin_lock(true);
+	if (fd < 0)
+		return lt_error(LT_FAIL, "cannot lock %s: %s", LT_PIN_ROOT, strerror(-fd));
+	err = recover();
+	if (err) {
+		close(fd);
+		return lt_error(LT_FAIL, "cannot finish what a killed loader left in %s: %s",
+				LT_PIN_ROOT, strerror(-err));
+	}
+	if (stat(LT_PIN_DIR, &st)) {
+		close(fd);
+		if (left)
+			return LT_OK; /* only leftovers, now gone */
+		return lt_error(LT_NOT_LOADED, "not loaded: %s: %s", LT_PIN_DIR, strerror(ENOENT));
+	}
+	/* out of the way in one step: a kill from here on leaves lowtrace-old-PID */
+	pin_path(old, sizeof(old), PIN_OLD);
+	if (rename(LT_PIN_DIR, old))
+		err = -errno;
+	else
+		err = rm_suite(old);
+	close(fd);
 	if (err)
 		return lt_error(LT_FAIL, "cannot remove %s: %s", LT_PIN_DIR, strerror(-err));
 	return LT_OK;

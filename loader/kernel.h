@@ -48,6 +48,15 @@ int lt_load(const struct lt_load_opts *o, struct lt_suite **out);
 void lt_suite_detach(struct lt_suite *s); /* closes links: unpinned ones detach */
 void lt_suite_free(struct lt_suite *s);
 int lt_unload(void);
+/*
+ * What a loader killed while pinning, replacing or unloading left beside the
+ * pin directory (lowtrace-tmp-PID, -new-PID, -old-PID). load and unload finish
+ * it under the pin lock; lt_pins_tidy does it for readers when no loader holds
+ * the lock (0 or -errno), lt_pins_leftovers lists what is still there.
+ */
+#define LT_LEFTOVER_LEN 40
+int lt_pins_tidy(void);
+int lt_pins_leftovers(char names[][LT_LEFTOVER_LEN], int max);
 
 /*
  * Programs that a section cannot attach (perf_event, uprobes) are loaded but

@@ -18,6 +18,7 @@ struct lt_suite {
 	struct lowtrace *skel;
 	/* from lt_suite_open until lt_suite_load */
 	int cg_fd; /* --cgroup, -1: none */
+	int lock_fd; /* the pin lock (pinned loads), -1: none */
 	uint64_t probes;
 	bool pin, replace, al_leaks;
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];

@@ -64,6 +64,8 @@ int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 {
 	h->ring_fd = h->stats_fd = -1;
 	h->suite = NULL;
+	/* a replace a killed loader left half done: finish it, or this reader sees no suite */
+	lt_pins_tidy();
 	h->dir_fd = open(LT_PIN_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (h->dir_fd < 0) {
 		if (errno == EACCES || errno == EPERM)

@@ -95,8 +95,34 @@ static void print_status_text(const struct lt_status *st)
 	}
 }
 
+/*
+ * What a killed loader left that could not be finished (lt_pins_tidy ran in
+ * lt_read_status): shown, never hidden. Also a load or unload at work now.
+ */
+static int leftovers(char names[][LT_LEFTOVER_LEN])
+{
+	int n = lt_pins_leftovers(names, 8);
+
+	return n < 0 ? 0 : n;
+}
+
+static void print_leftovers_text(FILE *f)
+{
+	char names[8][LT_LEFTOVER_LEN];
+	int n = leftovers(names);
+
+	for (int i = 0; i < n; i++)
+		fprintf(f,
+			"leftover: %s/%s (a load or unload at work, or a killed one: "
+			"'lowtrace unload' finishes it)\n",
+			LT_PIN_ROOT, names[i]);
+}
+
 static void print_status_json(const struct lt_status *st)
 {
+	char names[8][LT_LEFTOVER_LEN];
+	int n = leftovers(names);
+
 	printf("{\"loaded\":true,\"pin_dir\":\"%s\",\"ringbuf_size\":%u,\"filter_pid\":%u,"
 	       "\"filter_cgroup_id\":%llu,\"probes\":[",
 	       LT_PIN_DIR, st->ringbuf_size, st->filter_pid,
@@ -120,6 +146,9 @@ static void print_status_json(const struct lt_status *st)
 			       (unsigned long long)ps->stat.run_time_ns);
 		printf("}");
 	}
+	printf("],\"leftovers\":[");
+	for (int i = 0; i < n; i++)
+		printf("%s\"%s/%s\"", i ? "," : "", LT_PIN_ROOT, names[i]);
 	printf("]}\n");
 }
 
@@ -189,12 +218,16 @@ int cmd_status(int argc, char **argv)
 	if (c.measure_s)
 		return status_measure(c.measure_s);
 	err = lt_read_status(&st);
-	if (err)
+	if (err) {
+		print_leftovers_text(stderr);
 		return err;
-	if (c.json)
+	}
+	if (c.json) {
 		print_status_json(&st);
-	else
+	} else {
 		print_status_text(&st);
+		print_leftovers_text(stdout);
+	}
 	return LT_OK;
 }
 

@@ -267,3 +267,95 @@ prog_ids_of() {
 	[ ! -e "$PIN" ]
 	wait_map_names ""
 }
+
+# what bpftool and bpffs show of lowtrace: programs, maps, link pins and bpffs entries
+lt_kernel_state() {
+	lt_prog_names | paste -sd' '
+	lt_map_names | paste -sd' '
+	bpftool link show -j | jq -r '[.[] | select(.prog_id as $p | any($ids[]; . == $p))] | length' \
+		--argjson ids "$(bpftool prog show -j | jq -c '[.[] | select(.name // "" | startswith("lt_")) | .id]')"
+	ls -a /sys/fs/bpf | paste -sd' '
+}
+
+@test "50 kill -9 at random points of load and load --replace, then one unload: kernel state as before" {
+	wait_prog_names ""
+	local before t0 t1 span i j pid mode
+	before=$(lt_kernel_state)
+	# kill anywhere in a load: the delays span one whole load on this machine
+	t0=$(date +%s%N)
+	run -0 "$LT" load
+	t1=$(date +%s%N)
+	span=$(((t1 - t0) / 1000000 + 20))
+	for ((i = 0; i < 50; i++)); do
+		mode=(load --replace)
+		((i % 3)) || mode=(load)
+		"$LT" "${mode[@]}" >/dev/null 2>&1 &
+		pid=$!
+		if ((i % 2)); then
+			sleep "$(awk -v r="$RANDOM" -v s="$span" 'BEGIN { printf "%.3f", r % s / 1000 }')"
+		else
+			# the narrow windows: while pinning, replacing, renaming
+			while [ ! -e "/sys/fs/bpf/lowtrace-tmp-$pid" ] && kill -0 "$pid" 2>/dev/null; do :; done
+			for ((j = RANDOM % 40; j > 0; j--)); do :; done
+		fi
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+	done
+	run -0 "$LT" unload
+	run --separate-stderr "$LT" status
+	assert_equal "$status" 3
+	assert_equal "$stderr" "lowtrace: not loaded: /sys/fs/bpf/lowtrace: No such file or directory (run 'lowtrace load' first)"
+	wait_prog_names ""
+	wait_map_names ""
+	run -0 lt_kernel_state
+	assert_output "$before"
+}
+
+@test "a suite a killed loader left half-pinned (lowtrace-tmp-PID) is removed by the next unload" {
+	wait_prog_names ""
+	run -0 "$LT" load
+	# the state a loader killed while pinning leaves: its temporary directory, attached
+	mv "$PIN" /sys/fs/bpf/lowtrace-tmp-999999
+	run --separate-stderr -0 "$LT" unload
+	assert_equal "$stderr" "lowtrace: removed /sys/fs/bpf/lowtrace-tmp-999999, left by a loader that was killed"
+	[ ! -e /sys/fs/bpf/lowtrace-tmp-999999 ]
+	wait_prog_names ""
+	wait_map_names ""
+}
+
+@test "a leftover is removed by the next load, status and events finish it too" {
+	run -0 "$LT" load --probes exec
+	mv "$PIN" /sys/fs/bpf/lowtrace-old-999998
+	run --separate-stderr -0 "$LT" load --probes exit
+	[[ "$stderr" == *"removed /sys/fs/bpf/lowtrace-old-999998"* ]]
+	wait_prog_names "lt_exit"
+	# a reader (status) finishes it too, when no loader is at work
+	mv "$PIN" /sys/fs/bpf/lowtrace-tmp-999997
+	run --separate-stderr "$LT" status --json
+	assert_equal "$status" 3
+	[[ "$stderr" == *"removed /sys/fs/bpf/lowtrace-tmp-999997"* ]]
+	wait_prog_names ""
+}
+
+@test "a replace a killed loader left half done (lowtrace-new-PID) is finished: the new suite is pinned" {
+	# killed after the new suite was whole, before the old one moved out
+	run -0 "$LT" load --probes exec
+	mkdir /sys/fs/bpf/lt-test-hold
+	mv "$PIN" /sys/fs/bpf/lt-test-hold/old
+	run -0 "$LT" load --probes exit
+	mv "$PIN" /sys/fs/bpf/lowtrace-new-999996
+	mv /sys/fs/bpf/lt-test-hold/old "$PIN"
+	rmdir /sys/fs/bpf/lt-test-hold
+	run --separate-stderr -0 "$LT" status --json
+	[[ "$stderr" == *"finished the replace a killed loader left half done"* ]]
+	run -0 jq -c '[.probes[] | select(.loaded) | .name], .leftovers' <<<"$output"
+	assert_output $'["exit"]\n[]'
+	wait_prog_names "lt_exit"
+	# killed after the old suite moved out: nothing at the pin path, the new one beside it
+	mv "$PIN" /sys/fs/bpf/lowtrace-new-999995
+	run -0 "$LT" events --count 1 --type exit --duration 5
+	wait_prog_names "lt_exit"
+	[ -d "$PIN" ]
+	run -0 ls /sys/fs/bpf
+	refute_line --regexp '^lowtrace-(tmp|new|old)-'
+}
