@@ -218,6 +218,16 @@ struct lt_stat {
 };
 
 /*
+ * Value of lt_seen, one slot per enum lt_probe_id: the losses (drops, and
+ * events the kernel skipped the probe for) the last consumer of the ring has
+ * reported. Only userspace writes it; the next consumer reports the rest.
+ */
+struct lt_seen {
+	__u64 drops;
+	__u64 missed;
+};
+
+/*
  * Every struct both sides share, then its members in declaration order:
  * tests/unit/test_abi.c compares each with the BPF object's BTF, and
  * progs/common.bpf.c names each struct so the object's BTF has it. A new
@@ -307,5 +317,6 @@ _Static_assert(sizeof(struct lt_task) == 40, "lt_task size");
 LT_ASSERT_OFF(struct lt_task, comm, 24);
 
 _Static_assert(sizeof(struct lt_stat) == 24, "lt_stat size");
+_Static_assert(sizeof(struct lt_seen) == 16, "lt_seen size");
 
 #endif /* LT_ABI_H */

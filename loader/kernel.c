@@ -703,6 +703,7 @@ void lt_suite_handles(struct lt_suite *s, struct lt_handles *h)
 {
 	h->ring_fd = bpf_map__fd(s->skel->maps.lt_events);
 	h->stats_fd = bpf_map__fd(s->skel->maps.lt_stats);
+	h->seen_fd = bpf_map__fd(s->skel->maps.lt_seen);
 	h->dir_fd = -1;
 	h->suite = s;
 }

@@ -85,13 +85,20 @@ int lt_percpu_u64(int fd, uint32_t key, uint64_t *sum);
 struct lt_handles {
 	int ring_fd;
 	int stats_fd;
+	int seen_fd; /* lt_seen, -1: a suite loaded by a lowtrace without it */
 	int dir_fd; /* pin directory (locked by the consumer), -1 in-process */
 	struct lt_suite *suite; /* in-process; NULL for the pins */
 };
 void lt_suite_handles(struct lt_suite *s, struct lt_handles *h);
 int lt_open_pinned(struct lt_handles *h, bool lock_consumer);
 void lt_close_handles(struct lt_handles *h);
+/* The pinned suite of `h` was unloaded or replaced (the pin path names another one, or none). */
 bool lt_pinned_gone(const struct lt_handles *h);
+/* ... and its links are gone too: nothing writes to its ring any more */
+bool lt_pinned_removed(const struct lt_handles *h);
+/* The consumer's position in the loss counters (struct lt_seen per probe id): 0 or -errno. */
+int lt_seen_read(const struct lt_handles *h, uint32_t probe, struct lt_seen *v);
+int lt_seen_write(const struct lt_handles *h, uint32_t probe, const struct lt_seen *v);
 
 /* A probe's counters: ours summed over CPUs, the kernel's over its programs. */
 struct lt_counts {

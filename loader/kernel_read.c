@@ -62,7 +62,7 @@ int lt_percpu_u64(int fd, uint32_t key, uint64_t *sum)
 
 int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 {
-	h->ring_fd = h->stats_fd = -1;
+	h->ring_fd = h->stats_fd = h->seen_fd = -1;
 	h->suite = NULL;
 	/* a replace a killed loader left half done: finish it, or this reader sees no suite */
 	lt_pins_tidy();
@@ -82,6 +82,18 @@ int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 	}
 	h->ring_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_events");
 	h->stats_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_stats");
+	h->seen_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_seen");
+	if (h->seen_fd >= 0) {
+		struct bpf_map_info mi = {};
+		__u32 len = sizeof(mi);
+
+		/* another lowtrace's layout: start from zero rather than misread it */
+		if (bpf_obj_get_info_by_fd(h->seen_fd, &mi, &len) ||
+		    mi.value_size != sizeof(struct lt_seen)) {
+			close(h->seen_fd);
+			h->seen_fd = -1;
+		}
+	}
 	if (h->ring_fd < 0 || h->stats_fd < 0) {
 		int e = errno;
 
@@ -100,15 +112,43 @@ void lt_close_handles(struct lt_handles *h)
 		close(h->ring_fd);
 	if (h->stats_fd >= 0)
 		close(h->stats_fd);
+	if (h->seen_fd >= 0)
+		close(h->seen_fd);
 	close(h->dir_fd);
-	h->ring_fd = h->stats_fd = h->dir_fd = -1;
+	h->ring_fd = h->stats_fd = h->seen_fd = h->dir_fd = -1;
 }
 
 bool lt_pinned_gone(const struct lt_handles *h)
 {
+	struct stat st, now;
+
+	if (h->dir_fd < 0)
+		return false;
+	/* unload and replace move the directory away before they empty it */
+	return fstat(h->dir_fd, &st) || st.st_nlink == 0 || stat(LT_PIN_DIR, &now) ||
+	       now.st_ino != st.st_ino || now.st_dev != st.st_dev;
+}
+
+bool lt_pinned_removed(const struct lt_handles *h)
+{
 	struct stat st;
 
-	return h->dir_fd >= 0 && (fstat(h->dir_fd, &st) || st.st_nlink == 0);
+	return h->dir_fd < 0 || fstat(h->dir_fd, &st) || st.st_nlink == 0;
+}
+
+int lt_seen_read(const struct lt_handles *h, uint32_t probe, struct lt_seen *v)
+{
+	memset(v, 0, sizeof(*v));
+	if (h->seen_fd < 0)
+		return -ENOENT;
+	return bpf_map_lookup_elem(h->seen_fd, &probe, v) ? -errno : 0;
+}
+
+int lt_seen_write(const struct lt_handles *h, uint32_t probe, const struct lt_seen *v)
+{
+	if (h->seen_fd < 0)
+		return -ENOENT;
+	return bpf_map_update_elem(h->seen_fd, &probe, v, BPF_ANY) ? -errno : 0;
 }
 
 /* A fd of the program behind a pinned link, or -1. */

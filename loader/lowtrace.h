@@ -30,6 +30,7 @@ enum lt_exit_code {
 	LT_NOT_LOADED = 3,
 	LT_ALREADY_LOADED = 4,
 	LT_ENV = 5, /* no privileges, no BTF, no bpffs, unsupported kernel */
+	LT_GONE = 6, /* the pinned suite was unloaded or replaced while a command read it */
 };
 
 /* Print "lowtrace: <message>" as one line on stderr; returns `code`. */

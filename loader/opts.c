@@ -45,6 +45,7 @@ static const struct opt_desc descs[] = {
 	OPT("type", LT_O_TYPE, STR),
 	OPT_NUM("count", LT_O_COUNT, ~0ull, false, ZERO_AT_LEAST_1),
 	OPT_NUM("duration", LT_O_DURATION, 86400 * 365, false, ZERO_AT_LEAST_1),
+	OPT("follow", LT_O_FOLLOW, FLAG),
 	OPT_NUM("interval", LT_O_INTERVAL, 86400, false, ZERO_AT_LEAST_1),
 	OPT("listen", LT_O_LISTEN, STR),
 	OPT("per-syscall-latency", LT_O_PER_SYS_LAT, FLAG),

@@ -40,6 +40,7 @@ enum lt_opt_key {
 	LT_O_OFF_CPU,
 	LT_O_SAMPLE_BYTES,
 	LT_O_LEAKS,
+	LT_O_FOLLOW,
 };
 
 /*

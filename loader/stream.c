@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cmds.h"
 #include "kernel.h"
@@ -26,21 +28,26 @@ static void help_events(void)
 {
 	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
 	       "SYNOPSIS\n    lowtrace events [--json|--text] [--type LIST] [--pid PID]"
-	       " [--count N] [--duration SECS]\n\n"
+	       " [--count N] [--duration SECS]\n                    [--follow]\n\n"
 	       "DESCRIPTION\n"
 	       "    Reads the ring of a suite pinned by 'lowtrace load' until Ctrl-C, --count\n"
 	       "    or --duration. The ring has one consumer position, so a second 'events'\n"
 	       "    fails instead of splitting records. When the kernel drops records (ring\n"
 	       "    full) or skips a probe (see MISSED in 'status -h'), a line on stderr says\n"
-	       "    how many, per probe.\n");
+	       "    how many, per probe; at start, what was lost since the last consumer\n"
+	       "    stopped (or since load). When the suite is unloaded or replaced, the\n"
+	       "    records its ring still holds are printed, then events exits 6, or with\n"
+	       "    --follow streams on from the next suite's first record.\n");
 	lt_probe_fields_help(stdout);
 	printf("    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
 	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
 	       "OPTIONS\n%s"
 	       "    --pid PID            only records of this thread group (here, not in the "
-	       "kernel)\n\n"
-	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 1 failure (e.g. another "
-	       "consumer).\n",
+	       "kernel)\n"
+	       "    --follow             after an unload or load --replace, wait for the next\n"
+	       "                         suite and stream its records from its first one\n\n"
+	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 6 the suite was unloaded or "
+	       "replaced\n    (without --follow); 1 failure (e.g. another consumer).\n",
 	       events_opts_help);
 }
 
@@ -61,6 +68,7 @@ static void help_run(void)
 struct stream {
 	struct lt_out out;
 	bool text;
+	bool follow; /* events --follow: on to the next suite after an unload or replace */
 	uint64_t types; /* bit per record type, 0: all */
 	uint32_t pid; /* 0: all */
 	uint64_t count; /* 0: no limit */
@@ -107,29 +115,165 @@ static void grew(struct growth *g, const char *probe, uint64_t now, uint64_t bef
 		g->len = sizeof(g->list) - 1;
 }
 
-/* Report drops and misses that grew since the last look: nothing is lost silently. */
-static void report_losses(struct lt_stats_reader *sr, struct lt_counts *last)
+/* What a stream reads: one suite's ring and counters. */
+struct source {
+	const struct lt_handles *h;
+	struct lt_stats_reader sr;
+	struct lt_ring *ring;
+	struct lt_counts last[LT_PROBE_SLOTS]; /* the losses reported so far */
+};
+
+/*
+ * Report drops and misses that grew since the last look: nothing is lost
+ * silently. What was reported is kept in the suite (lt_seen), so the next
+ * consumer reports what happened while none ran, and only that.
+ */
+static void report_losses(struct source *src, const char *when)
 {
 	struct growth drops = {}, missed = {};
 
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		struct lt_counts st;
-		struct lt_counts *l = &last[lt_probes[i].id];
+		struct lt_counts *l = &src->last[lt_probes[i].id];
 
-		if (lt_stats_read(sr, &lt_probes[i], &st))
+		if (lt_stats_read(&src->sr, &lt_probes[i], &st))
 			continue;
 		grew(&drops, lt_probes[i].name, st.drops, l->drops);
 		grew(&missed, lt_probes[i].name, st.missed, l->missed);
+		if (st.drops != l->drops || st.missed != l->missed) {
+			struct lt_seen seen = { st.drops, st.missed };
+
+			lt_seen_write(src->h, lt_probes[i].id, &seen);
+		}
 		*l = st;
 	}
 	if (drops.total)
-		fprintf(stderr, "lowtrace: kernel dropped %llu records (ring full):%s\n",
-			(unsigned long long)drops.total, drops.list);
+		fprintf(stderr, "lowtrace: kernel dropped %llu records (ring full)%s:%s\n",
+			(unsigned long long)drops.total, when, drops.list);
 	if (missed.total)
 		fprintf(stderr,
-			"lowtrace: kernel skipped probes %llu times (already running on that CPU; "
+			"lowtrace: kernel skipped probes %llu times%s (already running on that CPU; "
 			"records may be missing):%s\n",
-			(unsigned long long)missed.total, missed.list);
+			(unsigned long long)missed.total, when, missed.list);
+}
+
+static void source_close(struct source *src)
+{
+	lt_ring_free(src->ring);
+	src->ring = NULL;
+	lt_stats_close(&src->sr);
+}
+
+static int source_open(struct source *src, const struct lt_handles *h, struct stream *s)
+{
+	int err;
+
+	src->h = h;
+	src->ring = NULL;
+	err = lt_stats_open(&src->sr, h);
+	if (err) {
+		lt_stats_close(&src->sr);
+		return err;
+	}
+	/* from what the last consumer reported: losses while none ran are news */
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		struct lt_seen seen;
+
+		lt_seen_read(h, lt_probes[i].id, &seen);
+		memset(&src->last[lt_probes[i].id], 0, sizeof(src->last[0]));
+		src->last[lt_probes[i].id].drops = seen.drops;
+		src->last[lt_probes[i].id].missed = seen.missed;
+	}
+	report_losses(src, " before this consumer started");
+	src->ring = lt_ring_open(h->ring_fd, on_sample, s);
+	if (!src->ring) {
+		lt_stats_close(&src->sr);
+		return LT_FAIL;
+	}
+	return LT_OK;
+}
+
+/* ms left of --duration (~0 without one), 0 when it is over */
+static uint64_t time_left(const struct stream *s, uint64_t start)
+{
+	uint64_t t = lt_now_ms(), end = start + s->duration_s * 1000;
+
+	if (!s->duration_s)
+		return ~0ull;
+	return t >= end ? 0 : end - t;
+}
+
+/*
+ * Read one suite's ring until a stop (LT_OK), an error, or the suite going
+ * away (LT_GONE, nothing printed yet). *n: the last poll's result.
+ */
+static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
+{
+	uint64_t last_check = lt_now_ms();
+
+	while (!lt_stop) {
+		uint64_t t, left = time_left(s, start);
+		int timeout = POLL_MS;
+
+		if (!left)
+			break;
+		if (left < (uint64_t)timeout)
+			timeout = left;
+		*n = lt_ring_poll(src->ring, timeout);
+		lt_out_flush(&s->out);
+		if (*n == STOP_SAMPLE || s->out.failed)
+			break;
+		if (*n < 0 && *n != -EINTR)
+			return lt_error(LT_FAIL, "reading the ring: %s", strerror(-*n));
+		t = lt_now_ms();
+		if (t - last_check >= 1000) {
+			last_check = t;
+			report_losses(src, "");
+			if (lt_pinned_gone(src->h))
+				return LT_GONE;
+		}
+	}
+	return LT_OK;
+}
+
+/*
+ * The pinned suite went away: print what its ring still holds once its
+ * programs are detached (unload and replace remove the links before the
+ * maps), then say why the stream ends, or wait for the next suite (--follow).
+ * LT_OK: `h` holds the next suite; else the exit code (LT_OK on a stop, in *stopped).
+ */
+static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h, uint64_t start,
+		      bool *stopped)
+{
+	struct stat st;
+	int err;
+
+	for (int i = 0; i < 20 && !lt_pinned_removed(h); i++)
+		usleep(100 * 1000);
+	lt_ring_poll(src->ring, 0);
+	lt_out_flush(&s->out);
+	report_losses(src, "");
+	source_close(src);
+	lt_close_handles(h);
+	if (!s->follow) {
+		*stopped = true;
+		if (stat(LT_PIN_DIR, &st) == 0)
+			return lt_error(LT_GONE, "the suite was replaced by another load; "
+						 "'events --follow' streams on across replaces");
+		return lt_error(LT_GONE, "the suite was unloaded");
+	}
+	lt_info("the suite was unloaded or replaced; following the next one (--follow)");
+	while (!lt_stop && time_left(s, start) && !s->out.failed) {
+		/* unloaded between the stat and the open: wait on; another consumer: fail */
+		if (stat(LT_PIN_DIR, &st) == 0) {
+			err = lt_open_pinned(h, true);
+			if (err != LT_NOT_LOADED)
+				return err;
+		}
+		usleep(100 * 1000);
+	}
+	*stopped = true;
+	return LT_OK;
 }
 
 /*
@@ -137,71 +281,43 @@ static void report_losses(struct lt_stats_reader *sr, struct lt_counts *last)
  * in-process suite of `run`: on a stop it is detached first and the ring
  * drained, so records already written are printed, not freed with the ring.
  */
-static int stream(struct stream *s, const struct lt_handles *h, struct lt_suite *own)
+static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 {
 	static char outbuf[LT_OUT_SIZE];
-	static struct lt_counts last[LT_PROBE_SLOTS];
-	struct lt_stats_reader sr;
-	uint64_t start = lt_now_ms(), last_check = start;
-	struct lt_ring *ring;
-	int err = LT_OK, n = 0;
+	static struct source src;
+	uint64_t start = lt_now_ms();
+	bool stopped = false;
+	int err, n = 0;
 
 	lt_out_init(&s->out, outbuf, sizeof(outbuf));
 	lt_catch_stop();
-	err = lt_stats_open(&sr, h);
-	if (err) {
-		lt_stats_close(&sr);
+	err = source_open(&src, h, s);
+	if (err)
 		return err;
-	}
-	for (size_t i = 0; i < lt_nprobes; i++)
-		lt_stats_read(&sr, &lt_probes[i], &last[lt_probes[i].id]);
-	ring = lt_ring_open(h->ring_fd, on_sample, s);
-	if (!ring) {
-		lt_stats_close(&sr);
-		return LT_FAIL;
-	}
-	while (!lt_stop) {
-		uint64_t t;
-		int timeout = POLL_MS;
-
-		if (s->duration_s) {
-			uint64_t end = start + s->duration_s * 1000;
-
-			t = lt_now_ms();
-			if (t >= end)
-				break;
-			if (end - t < (uint64_t)timeout)
-				timeout = end - t;
-		}
-		n = lt_ring_poll(ring, timeout);
-		lt_out_flush(&s->out);
-		if (n == STOP_SAMPLE || s->out.failed)
+	for (;;) {
+		err = pump(s, &src, start, &n);
+		if (err != LT_GONE)
 			break;
-		if (n < 0 && n != -EINTR) {
-			err = lt_error(LT_FAIL, "reading the ring: %s", strerror(-n));
-			break;
-		}
-		t = lt_now_ms();
-		if (t - last_check >= 1000) {
-			last_check = t;
-			report_losses(&sr, last);
-			if (lt_pinned_gone(h)) {
-				lt_info("the suite was unloaded; stopping");
-				break;
-			}
-		}
+		err = suite_gone(s, &src, h, start, &stopped);
+		if (err || stopped)
+			goto out; /* the source is closed */
+		err = source_open(&src, h, s);
+		if (err)
+			goto out;
+		lt_info("following the new suite");
 	}
 	if (own && !err && n != STOP_SAMPLE && !s->out.failed) {
 		lt_suite_detach(own);
-		lt_ring_poll(ring, 0);
+		lt_ring_poll(src.ring, 0);
 	}
 	lt_out_flush(&s->out);
-	report_losses(&sr, last);
+	report_losses(&src, "");
+	source_close(&src);
+out:
+	lt_out_flush(&s->out);
 	if (s->ds.rejected || s->ds.unknown)
 		fprintf(stderr, "lowtrace: %llu malformed and %llu unknown records skipped\n",
 			(unsigned long long)s->ds.rejected, (unsigned long long)s->ds.unknown);
-	lt_ring_free(ring);
-	lt_stats_close(&sr);
 	return err;
 }
 
@@ -226,6 +342,9 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 	case LT_O_DURATION:
 		s->duration_s = num;
 		return LT_OK;
+	case LT_O_FOLLOW:
+		s->follow = true;
+		return LT_OK;
 	}
 	return -1;
 }
@@ -237,8 +356,8 @@ static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_events(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_JSON,	LT_O_TEXT,     LT_O_TYPE, LT_O_PID,
-				    LT_O_COUNT, LT_O_DURATION, 0 };
+	static const int keys[] = { LT_O_JSON,	LT_O_TEXT,     LT_O_TYPE,   LT_O_PID,
+				    LT_O_COUNT, LT_O_DURATION, LT_O_FOLLOW, 0 };
 	static struct stream s;
 	struct lt_handles h;
 	int err;

@@ -27,6 +27,14 @@ struct {
 	__type(value, struct lt_stat);
 } lt_stats __weak SEC(".maps");
 
+/* the ring consumer's position in the loss counters (userspace only, pinned) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LT_PROBE_SLOTS);
+	__type(key, __u32);
+	__type(value, struct lt_seen);
+} lt_seen __weak SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);

@@ -263,16 +263,89 @@ release_forker() {
 	assert_equal "$(count_records "$OUT" true)" "$output"
 }
 
-@test "unload under a running events: it exits by itself, exit 0, and the programs go" {
+@test "unload under a running events: it exits 6 with one line, and the programs go" {
 	run -0 "$LT" load
 	events_bg "$OUT"
 	run -0 "$LT" unload
 	wait_rc "$EV_PID" 5
-	assert_equal "$RC" 0
+	assert_equal "$RC" 6
 	run -0 cat "$OUT.err"
-	assert_output "lowtrace: the suite was unloaded; stopping"
+	assert_output "lowtrace: the suite was unloaded"
 	assert_nothing_loaded
 	wait_map_names ""
+}
+
+@test "drops before events starts: reported once by the next events, not again by the one after" {
+	gated_forker 300
+	run -0 "$LT" load --ringbuf-size 4096 --pid "$FORKER" --probes exec,exit,fork
+	release_forker
+	run -0 status_json
+	local st=$output total list
+	total=$(jq -r '[.probes[].drops] | add' <<<"$st")
+	list=$(jq -r '[.probes[] | select(.loaded and .drops > 0) | " \(.name)=+\(.drops)"] | add' <<<"$st")
+	[ "$total" -gt 0 ]
+	run --separate-stderr -0 "$LT" events --duration 1
+	assert_equal "$stderr" "lowtrace: kernel dropped $total records (ring full) before this consumer started:$list"
+	# what one consumer reported stays reported: the next one starts from there
+	run --separate-stderr -0 "$LT" events --duration 1
+	assert_equal "$stderr" ""
+	# and a burst between two consumers is reported by the second, exactly
+	rm "$GATE"
+	gated_forker 300
+	run -0 "$LT" load --replace --ringbuf-size 4096 --pid "$FORKER" --probes fork
+	run --separate-stderr -0 "$LT" events --duration 1
+	local first=$(probe_field fork drops)
+	release_forker
+	local second=$(probe_field fork drops)
+	run --separate-stderr -0 "$LT" events --duration 1
+	assert_equal "$stderr" "lowtrace: kernel dropped $((second - first)) records (ring full) before this consumer started: fork=+$((second - first))"
+}
+
+@test "load --replace under a running events: exit 6 naming the replace; the old ring's records are printed" {
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT"
+	/bin/true "$MARK-old"
+	run -0 "$LT" load --replace --probes exec
+	wait_rc "$EV_PID" 5
+	assert_equal "$RC" 6
+	run -0 cat "$OUT.err"
+	assert_output "lowtrace: the suite was replaced by another load; 'events --follow' streams on across replaces"
+	run -0 count_records "$OUT" ".type == \"exec\" and (.args | index(\"$MARK-old\"))"
+	assert_output 1
+}
+
+# wait_exec_arg ARG: until $OUT has the exec of a command whose first argument is ARG
+wait_exec_arg() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(count_records "$OUT" ".type == \"exec\" and .args[1] == \"$1\"")" = 1 ] && return 0
+		sleep 0.1
+	done
+	echo "no exec of $1 in $OUT" >&2
+	return 1
+}
+
+@test "events --follow: across load --replace and unload + load, every exec once, from each suite's first record" {
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --follow
+	local i
+	for i in 1 2 3; do /bin/true "$MARK-a$i"; done
+	# run right after the replace, before events notices it (it looks once a second)
+	run -0 "$LT" load --replace --probes exec
+	for i in 1 2 3; do /bin/true "$MARK-b$i"; done
+	# (a suite unloaded before any consumer read it takes its records along)
+	wait_exec_arg "$MARK-b3"
+	run -0 "$LT" unload
+	run -0 "$LT" load --probes exec
+	for i in 1 2 3; do /bin/true "$MARK-c$i"; done
+	wait_exec_arg "$MARK-c3"
+	stop_consumer "$EV_PID"
+	run -0 jq -r --arg m "$MARK-" 'select(.type == "exec") | .args[1] // empty | select(startswith($m)) | ltrimstr($m)' "$OUT"
+	assert_output $'a1\na2\na3\nb1\nb2\nb3\nc1\nc2\nc3'
+	run -0 cat "$OUT.err"
+	assert_line "lowtrace: the suite was unloaded or replaced; following the next one (--follow)"
+	assert_line "lowtrace: following the new suite"
+	refute_line --partial "dropped"
 }
 
 @test "events with a closed reader (| head -n 1) ends quietly" {
