@@ -105,12 +105,13 @@ static void help_alloc(void)
 	       "    -f, --format F       text (default: sites by estimated bytes), folded\n"
 	       "                         (comm;root;...;leaf BYTES: allocated, or with --leaks\n"
 	       "                         still allocated), pprof (alloc_objects, alloc_space;\n"
-	       "                         inuse_objects, inuse_space with --leaks; needs -o)\n"
+	       "                         inuse_objects, inuse_space with --leaks; needs -o\n"
+	       "                         FILE, not a terminal)\n"
 	       "    -o, --output FILE    write there (complete, or not at all) instead of "
 	       "stdout\n\n"
 	       "EXIT STATUS\n    0 done (also when the process exits first); 2 usage (no such\n"
-	       "    process, unwritable -o); 1 allocator not found or other failure;\n"
-	       "    5 no privileges or BTF.\n");
+	       "    process, a kernel thread, unwritable -o); 1 allocator not found or\n"
+	       "    other failure; 5 no privileges (the process' mappings, BPF) or BTF.\n");
 }
 
 /* Exponential intervals of mean `mean` bytes: the quantiles at (i + 1/2) / n, scaled so
@@ -411,7 +412,8 @@ int cmd_alloc(int argc, char **argv)
 	struct lt_syms *sy = NULL;
 	char comm[64], path[AL_NFUNCS][PATH_MAX], attached[512] = "";
 	uint64_t off[AL_NFUNCS], t0, t0_real, dur;
-	bool found[AL_NFUNCS] = {}, exited = false;
+	bool found[AL_NFUNCS] = {}, exited = false, kthread;
+	uint32_t tgid;
 	int pidfd = -1, ret, err;
 
 	ret = lt_opts_parse(argc, argv, alloc_keys, help_alloc, alloc_opt, &o);
@@ -419,6 +421,13 @@ int cmd_alloc(int argc, char **argv)
 		return ret;
 	if (!o.pid)
 		return lt_error(LT_USAGE, "alloc: -p PID is required");
+	ret = lt_check_pid(o.pid, comm, sizeof(comm));
+	if (ret)
+		return ret;
+	if (!lt_proc_task(o.pid, &tgid, &kthread) && kthread)
+		return lt_error(LT_USAGE,
+				"alloc: process %u (%s) is a kernel thread: no user memory", o.pid,
+				comm);
 	/* the allocator, found before anything is loaded */
 	for (size_t i = 0; i < AL_NFUNCS; i++) {
 		err = find_func_waiting(o.pid, al_funcs[i].sym, path[i], sizeof(path[i]), &off[i]);
@@ -437,6 +446,11 @@ int cmd_alloc(int argc, char **argv)
 					"alloc: no malloc symbol in %s (the libraries of process "
 					"%u: a static binary without symbols?)",
 					*path[0] ? path[0] : "any mapped file", o.pid);
+		if (err == -EACCES || err == -EPERM)
+			return lt_error(LT_ENV,
+					"permission denied: cannot read the mappings of process %u "
+					"(run as root)",
+					o.pid);
 		return lt_error(LT_FAIL, "alloc: cannot read the mappings of process %u: %s", o.pid,
 				strerror(-err));
 	}

@@ -13,12 +13,33 @@
 #include "records.h"
 #include "sysnames.h"
 
+/* The aggregate probes of the table: "a|b|c" (synopsis) or "a, b or c" (errors). */
+static const char *agg_names(bool bar)
+{
+	static char list[2][128];
+	char *l = list[bar];
+	size_t n = 0, k = 0, len = 0;
+
+	for (size_t i = 0; i < lt_nprobes; i++)
+		n += lt_probes[i].map && !lt_probes[i].cmd;
+	l[0] = 0;
+	for (size_t i = 0; i < lt_nprobes && len < sizeof(list[0]); i++) {
+		const char *sep = !k ? "" : bar ? "|" : k + 1 == n ? " or " : ", ";
+
+		if (!lt_probes[i].map || lt_probes[i].cmd)
+			continue;
+		len += snprintf(l + len, sizeof(list[0]) - len, "%s%s", sep, lt_probes[i].name);
+		k++;
+	}
+	return l;
+}
+
 static void help_hist(void)
 {
 	printf("NAME\n    lowtrace hist - print the latency histograms of an aggregate probe\n\n"
-	       "SYNOPSIS\n    lowtrace hist syscalls|runq|bio [--interval S] [--count N] "
-	       "[--json]\n\n"
-	       "DESCRIPTION\n"
+	       "SYNOPSIS\n    lowtrace hist %s [--interval S] [--count N] [--json]\n\n",
+	       agg_names(true));
+	printf("DESCRIPTION\n"
 	       "    Reads the probe's per-CPU map from the pinned suite (load --probes ...,PROBE)\n"
 	       "    and prints log2 histograms in nanoseconds, counted since load: runq, one\n"
 	       "    histogram of run-queue latency; syscalls, one per syscall (and process,\n"
@@ -132,24 +153,22 @@ int cmd_hist(int argc, char **argv)
 	uint64_t prints = 0;
 	int err;
 
-	if (argc >= 2 && !strcmp(argv[1], "-h")) {
+	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
 		help_hist();
 		return LT_OK;
 	}
 	if (argc < 2 || argv[1][0] == '-')
-		return lt_error(LT_USAGE,
-				"hist: which probe? (syscalls or runq; see 'lowtrace hist -h')");
+		return lt_error(LT_USAGE, "hist: which probe? (%s; see 'lowtrace hist -h')",
+				agg_names(false));
 	p = lt_probe_by_name(argv[1], strlen(argv[1]));
-	if (!p || !p->map)
-		return lt_error(LT_USAGE,
-				"hist: '%s' is not an aggregate probe (syscalls, runq or bio)",
-				argv[1]);
+	if (!p || !p->map || p->cmd)
+		return lt_error(LT_USAGE, "hist: '%s' is not an aggregate probe (%s)", argv[1],
+				agg_names(false));
 	argv[1] = argv[0];
+	/* --count without --interval is refused there (the rules in opts.c) */
 	err = lt_opts_parse(argc - 1, argv + 1, keys, help_hist, hist_opt, &c);
 	if (err)
 		return err;
-	if (c.every.count && !c.every.interval_s)
-		return lt_error(LT_USAGE, "hist: --count needs --interval");
 	{
 		static struct lt_status st;
 

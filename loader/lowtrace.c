@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Error lines, number parsing, stop signals and the clock, for every layer. */
+/* Error lines, number parsing, stop signals, the clock and /proc task facts, for every layer. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "lowtrace.h"
@@ -87,6 +88,37 @@ bool lt_sleep_s(uint64_t secs)
 	for (uint64_t t = 0; t < secs * 10 && !lt_stop; t++)
 		usleep(100000);
 	return !lt_stop;
+}
+
+#define PF_KTHREAD 0x00200000 /* include/linux/sched.h: a kernel thread */
+
+int lt_proc_task(uint32_t pid, uint32_t *tgid, bool *kthread)
+{
+	char path[64], line[256], *p;
+	unsigned long flags = 0;
+	bool have_tgid = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (!have_tgid && fgets(line, sizeof(line), f))
+		have_tgid = sscanf(line, "Tgid: %u", tgid) == 1;
+	fclose(f);
+	if (!have_tgid)
+		return -ESRCH; /* gone while read */
+	/* the flags are the 9th field of stat; the comm before them may hold anything */
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+	fclose(f);
+	if (!p || sscanf(p, ") %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return -ESRCH;
+	*kthread = flags & PF_KTHREAD;
+	return 0;
 }
 
 uint64_t lt_now_ns(clockid_t clock)

@@ -50,6 +50,13 @@ void lt_catch_stop(void);
 /* Sleep `secs` seconds in 100 ms steps; false when a stop signal came first. */
 bool lt_sleep_s(uint64_t secs);
 
+/*
+ * Reader: what /proc says of task `pid`: its thread group (a thread's id gives its
+ * process) and whether it is a kernel thread (no user memory). 0, or -ESRCH when there is
+ * no such task, or -errno.
+ */
+int lt_proc_task(uint32_t pid, uint32_t *tgid, bool *kthread);
+
 uint64_t lt_now_ns(clockid_t clock);
 static inline uint64_t lt_now_ms(void)
 {

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Every option of every command, described once, and the one parser. */
+#include <errno.h>
 #include <getopt.h>
+#include <linux/magic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include "lowtrace.h"
 #include "opts.h"
@@ -60,6 +64,22 @@ static const struct opt_desc descs[] = {
 	OPT("leaks", LT_O_LEAKS, FLAG),
 };
 #define NDESCS (sizeof(descs) / sizeof(descs[0]))
+_Static_assert(NDESCS <= 64, "the parser keeps the options it saw in one u64");
+
+/*
+ * Options that exclude each other, or one that is meaningless without another: checked once
+ * the whole command line is read, for every command that takes both (or only `cmd`).
+ */
+static const struct opt_rule {
+	int a, b;
+	bool needs; /* a needs b; otherwise a and b exclude each other */
+	const char *cmd; /* NULL: every command */
+} rules[] = {
+	{ .a = LT_O_JSON, .b = LT_O_TEXT }, /* events, run */
+	{ .a = LT_O_JSON, .b = LT_O_MEASURE }, /* status: --measure prints its own table */
+	{ .a = LT_O_FREQ, .b = LT_O_OFF_CPU }, /* profile: off-CPU time is taken at each switch */
+	{ .a = LT_O_COUNT, .b = LT_O_INTERVAL, .needs = true, .cmd = "hist" }, /* else once */
+};
 
 static const struct opt_desc *desc_of(int key)
 {
@@ -69,6 +89,36 @@ static const struct opt_desc *desc_of(int key)
 	return NULL;
 }
 
+/* how errors name an option: its label (-F), else --name */
+static const char *opt_label(const struct opt_desc *d, char *buf, size_t len)
+{
+	if (d->label)
+		return d->label;
+	snprintf(buf, len, "--%s", d->name);
+	return buf;
+}
+
+static int check_rules(const char *cmd, uint64_t seen)
+{
+	char ba[32], bb[32];
+
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const struct opt_rule *r = &rules[i];
+		const struct opt_desc *a = desc_of(r->a), *b = desc_of(r->b);
+		bool has_a = seen >> (a - descs) & 1, has_b = seen >> (b - descs) & 1;
+		const char *la, *lb;
+
+		if ((r->cmd && strcmp(r->cmd, cmd)) || !has_a || has_b == r->needs)
+			continue;
+		la = opt_label(a, ba, sizeof(ba));
+		lb = opt_label(b, bb, sizeof(bb));
+		if (r->needs)
+			return lt_error(LT_USAGE, "%s: %s needs %s", cmd, la, lb);
+		return lt_error(LT_USAGE, "%s: %s and %s cannot be used together", cmd, la, lb);
+	}
+	return LT_OK;
+}
+
 int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
 		  void *ctx)
 {
@@ -76,6 +126,7 @@ int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt
 	static struct option longs[NDESCS + 2];
 	static char shorts[3 * NDESCS + 4];
 	const char *cmd = argv[0];
+	uint64_t seen = 0;
 	int o, err;
 
 	if (!longs[0].name) {
@@ -134,10 +185,40 @@ int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt
 		err = fn(ctx, o, d->kind == FLAG ? NULL : optarg, num);
 		if (err)
 			return err;
+		seen |= 1ull << (d - descs);
 	}
 	if (optind < argc)
 		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see 'lowtrace %s -h')",
 				cmd, argv[optind], cmd);
+	return check_rules(cmd, seen);
+}
+
+int lt_check_pid_arg(uint32_t pid)
+{
+	uint32_t tgid;
+	bool kthread;
+	int err = lt_proc_task(pid, &tgid, &kthread);
+
+	if (err == -ESRCH)
+		return lt_error(LT_USAGE, "--pid %u: no such process", pid);
+	if (err)
+		return lt_error(LT_FAIL, "--pid %u: %s", pid, strerror(-err));
+	if (tgid != pid)
+		return lt_error(LT_USAGE,
+				"--pid %u: a thread of process %u (--pid takes the process id)",
+				pid, tgid);
+	return LT_OK;
+}
+
+int lt_check_cgroup_arg(const char *path)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (stat(path, &st))
+		return lt_error(LT_USAGE, "--cgroup %s: %s", path, strerror(errno));
+	if (!S_ISDIR(st.st_mode) || statfs(path, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
+		return lt_error(LT_USAGE, "--cgroup %s: not a cgroup v2 directory", path);
 	return LT_OK;
 }
 
@@ -194,11 +275,13 @@ int lt_every_opt(struct lt_every *e, int key, uint64_t num)
 const char lt_load_opts_help[] =
 	"    --probes LIST        comma-separated probes to attach (default: all default probes)\n"
 	"    --pid PID            only record processes of this thread group (kernel-side;\n"
-	"                         signal and oom also keep signals to it and its OOM kill)\n"
+	"                         signal and oom also keep signals to it and its OOM kill);\n"
+	"                         the process must exist (a process id, not a thread's)\n"
 	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
 	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
 	"                         (default 1M)\n"
-	"    --per-pid            syscalls: one histogram per syscall and process\n";
+	"    --per-pid            syscalls: one histogram per syscall and process (needs\n"
+	"                         syscalls in --probes)\n";
 
 void lt_print_probes(FILE *f)
 {
@@ -229,10 +312,10 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 		return lt_parse_probe_list(arg, false, &o->probes);
 	case LT_O_PID:
 		o->pid = num;
-		return LT_OK;
+		return lt_check_pid_arg(o->pid);
 	case LT_O_CGROUP:
 		o->cgroup = arg;
-		return LT_OK;
+		return lt_check_cgroup_arg(arg);
 	case LT_O_RINGBUF:
 		if (num < 4096 || (num & (num - 1)))
 			return lt_error(
@@ -249,4 +332,14 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 		return LT_OK;
 	}
 	return -1;
+}
+
+int lt_load_check(const struct lt_load_opts *o)
+{
+	const struct lt_probe *sys = lt_probe_by_name("syscalls", 8);
+
+	if (o->sys_per_pid && sys && !(o->probes >> (sys - lt_probes) & 1))
+		return lt_error(LT_USAGE, "load: --per-pid needs --probes with syscalls (it splits "
+					  "the syscalls histograms per process)");
+	return LT_OK;
 }

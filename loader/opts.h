@@ -4,7 +4,8 @@
  * in opts.c (name, short letter, value and its limits); a command lists the
  * keys it takes and gets each parsed value through its callback. -h prints
  * the command's help; unknown options, options of other commands, missing
- * values, bad numbers and stray arguments get one line and LT_USAGE.
+ * values, bad numbers, stray arguments and options that exclude or need each other (one
+ * table, in opts.c) get one line and LT_USAGE.
  */
 #ifndef LT_OPTS_H
 #define LT_OPTS_H
@@ -62,6 +63,17 @@ int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt
 int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num);
 /* What `load` attaches without --probes, and the ring size without --ringbuf-size. */
 void lt_load_defaults(struct lt_load_opts *o);
+/* After the parse: the load options that need another one's value (--per-pid: syscalls). */
+int lt_load_check(const struct lt_load_opts *o);
+
+/*
+ * The values that name something on this machine, checked when parsed (before anything is
+ * loaded, and before "not loaded" or "already loaded"); they print the error:
+ * --pid a process that exists, not one of its threads (the kernel filters compare the
+ * thread group), --cgroup a cgroup v2 directory.
+ */
+int lt_check_pid_arg(uint32_t pid);
+int lt_check_cgroup_arg(const char *path);
 
 /* --interval S and --count N of the commands that print again (hist, top) */
 struct lt_every {

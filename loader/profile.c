@@ -110,7 +110,7 @@ static int prof_opt(void *ctx, int key, const char *arg, uint64_t num)
 		break;
 	case LT_O_CGROUP:
 		o->cgroup = arg;
-		break;
+		return lt_check_cgroup_arg(arg);
 	case LT_O_DURATION:
 		o->duration_s = num;
 		break;
@@ -160,14 +160,16 @@ static void help_profile(void)
 	       "    many samples had a user stack that does not reach _start or a thread\n"
 	       "    start. Build your own code with -fno-omit-frame-pointer.\n\n"
 	       "OPTIONS\n"
-	       "    -F, --frequency HZ   samples per second per CPU (default 49)\n"
+	       "    -F, --frequency HZ   samples per second per CPU (default 49; not with\n"
+	       "                         --off-cpu, which takes every switch)\n"
 	       "    -p, --pid PID        only this process (thread group)\n"
 	       "    -c, --cgroup PATH    only tasks in this cgroup v2 directory or below\n"
 	       "    -d, --duration S     stop after S seconds (default: Ctrl-C or the end of -p)\n"
 	       "    --off-cpu            blocked time instead of CPU samples\n"
 	       "    -f, --format F       folded (default: comm;root;...;leaf VALUE, kernel\n"
 	       "                         frames with _[k]; the value is samples, or ns off CPU),\n"
-	       "                         pprof (gzip'd protobuf; needs -o), json\n"
+	       "                         pprof (gzip'd protobuf; needs -o FILE, not a\n"
+	       "                         terminal), json\n"
 	       "    -o, --output FILE    write there (complete, or not at all) instead of "
 	       "stdout\n\n"
 	       "EXIT STATUS\n    0 done (also when -p exits first: what was collected is written);"

@@ -15,6 +15,7 @@
 
 #include "grow.h"
 #include "lowtrace.h"
+#include "opts.h"
 #include "profout.h"
 
 #define OUT_CAP (1024 * 1024)
@@ -48,12 +49,25 @@ int lt_pout_open(struct lt_pout *o, const char *path, bool binary)
 					strerror(errno));
 		o->path = NULL;
 		o->own_fd = true;
+		/* -o /dev/tty, -o /dev/stdout: the terminal all the same */
+		if (binary && isatty(o->fd)) {
+			close(o->fd);
+			return lt_error(LT_USAGE,
+					"-o %s: a terminal: --format pprof is binary, write it "
+					"to a file",
+					path);
+		}
 		return LT_OK;
 	}
 	if (snprintf(o->tmp, sizeof(o->tmp), "%s.tmp-%d", path, (int)getpid()) >=
 	    (int)sizeof(o->tmp))
 		return lt_error(LT_USAGE, "-o %s: path too long", path);
 	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (o->fd < 0 && stat(path, &st) == 0)
+		/* the file exists: creating its temporary file beside it failed (a read-only
+		 * directory, /proc or /sys): say which file, not "no such file" for `path` */
+		return lt_error(LT_USAGE, "-o %s: cannot create %s to replace it with: %s", path,
+				o->tmp, strerror(errno));
 	if (o->fd < 0)
 		return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path, strerror(errno));
 	return LT_OK;
@@ -250,8 +264,11 @@ int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, i
 int lt_check_pid(uint32_t pid, char *comm, size_t len)
 {
 	char path[64];
+	int err = lt_check_pid_arg(pid);
 	FILE *f;
 
+	if (err)
+		return err;
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 	f = fopen(path, "r");
 	if (!f)

@@ -384,7 +384,7 @@ static int run_opt(void *ctx, int key, const char *arg, uint64_t num)
 	int err = lt_load_opt(&c->load, key, arg, num);
 
 	/* --pid filters in the kernel (load) and here (the stream) */
-	if (err == -1 || key == LT_O_PID)
+	if (err == -1 || (key == LT_O_PID && err == LT_OK))
 		err = stream_opt(c->s, key, arg, num);
 	return err;
 }

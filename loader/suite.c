@@ -15,7 +15,7 @@ static void help_load(void)
 {
 	printf("NAME\n    lowtrace load - load, attach and pin the probe suite\n\n"
 	       "SYNOPSIS\n    lowtrace load [--probes LIST] [--pid PID] [--cgroup PATH]"
-	       " [--ringbuf-size BYTES] [--replace]\n\n"
+	       " [--ringbuf-size BYTES]\n                  [--per-pid] [--replace]\n\n"
 	       "DESCRIPTION\n"
 	       "    Opens and loads the whole suite as one BPF object (one kernel BTF parse),\n"
 	       "    attaches the chosen probes and pins links and maps under\n"
@@ -249,6 +249,8 @@ int cmd_load(int argc, char **argv)
 
 	lt_load_defaults(&o);
 	err = lt_opts_parse(argc, argv, keys, help_load, load_opt, &o);
+	if (!err)
+		err = lt_load_check(&o);
 	if (err)
 		return err;
 	o.pin = true;

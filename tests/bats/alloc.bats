@@ -143,3 +143,20 @@ alloc_run() {
 	run -1 strace -f -qq --seccomp-bpf -e trace=bpf "$LT" alloc -p "$st" --duration 1
 	[[ "$output" != *BPF_PROG_LOAD* ]]
 }
+
+@test "alloc -p a kernel thread: exit 2, it says so (no user memory)" {
+	# pid 2 is kthreadd
+	local comm
+	comm=$(cat /proc/2/comm)
+	run --separate-stderr -2 "$LT" alloc -p 2 --duration 1
+	assert_equal "$stderr" "lowtrace: alloc: process 2 ($comm) is a kernel thread: no user memory"
+	assert_output ''
+}
+
+@test "alloc -p of a process it may not read (uid 65534): exit 5, permission denied" {
+	as_nobody alloc -p 1 --duration 1
+	assert_equal "$status" 5
+	assert_one_error_line
+	assert_output ''
+	assert_equal "$stderr" "lowtrace: permission denied: cannot read the mappings of process 1 (run as root)"
+}

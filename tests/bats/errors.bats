@@ -288,3 +288,111 @@ lt_fails() {
 	assert_equal "$stderr" "lowtrace: --duration: must be at least 1"
 	assert_nothing_loaded
 }
+
+@test "options that exclude or need each other: exit 2, one line naming both, before anything" {
+	lt_fails 2 status --json --measure 1
+	assert_equal "$stderr" "lowtrace: status: --json and --measure cannot be used together"
+	lt_fails 2 status --measure 1 --json
+	assert_equal "$stderr" "lowtrace: status: --json and --measure cannot be used together"
+	lt_fails 2 events --json --text
+	assert_equal "$stderr" "lowtrace: events: --json and --text cannot be used together"
+	lt_fails 2 run --text --json --duration 1
+	assert_equal "$stderr" "lowtrace: run: --json and --text cannot be used together"
+	lt_fails 2 profile -F 99 --off-cpu --duration 1
+	assert_equal "$stderr" "lowtrace: profile: -F and --off-cpu cannot be used together"
+	lt_fails 2 hist runq --count 2
+	assert_equal "$stderr" "lowtrace: hist: --count needs --interval"
+	# --per-pid splits the syscalls histograms: without syscalls it would do nothing
+	lt_fails 2 load --per-pid
+	assert_equal "$stderr" "lowtrace: load: --per-pid needs --probes with syscalls (it splits the syscalls histograms per process)"
+	lt_fails 2 load --per-pid --probes exec,runq
+	assert_equal "$stderr" "lowtrace: load: --per-pid needs --probes with syscalls (it splits the syscalls histograms per process)"
+	assert_nothing_loaded
+}
+
+@test "usage errors come before 'not loaded': every command, with nothing loaded, exits 2" {
+	local cmd
+	# an unknown option, for every command
+	for cmd in load unload status events run hist top metrics profile alloc; do
+		if [ "$cmd" = hist ]; then
+			lt_fails 2 hist syscalls --bogus
+		else
+			lt_fails 2 "$cmd" --bogus
+		fi
+		assert_regex "$stderr" "^lowtrace: $cmd: unknown option '--bogus'"
+	done
+	# an option of another command, conflicts, bad values, stray arguments
+	lt_fails 2 unload --json
+	lt_fails 2 status --json --measure 1
+	lt_fails 2 status extra
+	lt_fails 2 events --json --text
+	lt_fails 2 events --type nope
+	lt_fails 2 hist --json --text
+	lt_fails 2 hist syscalls --json --text
+	lt_fails 2 hist nope
+	lt_fails 2 hist runq --count 1
+	lt_fails 2 top --rows 0
+	lt_fails 2 top --json
+	lt_fails 2 metrics --listen nonsense
+	lt_fails 2 metrics --per-pid
+	lt_fails 2 profile -F 0
+	lt_fails 2 alloc
+	assert_nothing_loaded
+}
+
+@test "load/run --pid of no process, or of a thread: exit 2; events --pid filters any pid" {
+	local free=$((0x3ffffff0))
+	lt_fails 2 load --pid "$free"
+	assert_equal "$stderr" "lowtrace: --pid $free: no such process"
+	lt_fails 2 run --pid "$free" --duration 1
+	assert_equal "$stderr" "lowtrace: --pid $free: no such process"
+	# the kernel filters compare the thread group: a thread's id would match nothing
+	python3 -c 'import threading, time
+threading.Thread(target=time.sleep, args=(30,), daemon=True).start()
+time.sleep(30)' 3>&- &
+	local p=$! tid= i
+	bg_track "$p"
+	for ((i = 0; i < 100; i++)); do
+		tid=$(ls "/proc/$p/task" 2>/dev/null | grep -vx "$p" | head -n1)
+		[ -z "$tid" ] || break
+		sleep 0.05
+	done
+	[ -n "$tid" ]
+	lt_fails 2 load --pid "$tid"
+	assert_equal "$stderr" "lowtrace: --pid $tid: a thread of process $p (--pid takes the process id)"
+	lt_fails 2 profile -p "$tid" --duration 1
+	assert_equal "$stderr" "lowtrace: --pid $tid: a thread of process $p (--pid takes the process id)"
+	assert_nothing_loaded
+	# load -h says so
+	run -0 "$LT" load -h
+	assert_line "                         the process must exist (a process id, not a thread's)"
+	# events filters records already in the ring: those of a process gone since count
+	run -0 "$LT" load --probes exec
+	run --separate-stderr -0 "$LT" events --pid "$free" --duration 1
+	assert_output ''
+}
+
+@test "--cgroup on a file: not a cgroup v2 directory (exit 2), also while loaded" {
+	lt_fails 2 load --cgroup /etc/passwd
+	assert_equal "$stderr" "lowtrace: --cgroup /etc/passwd: not a cgroup v2 directory"
+	if [ -n "$CG2_ROOT" ]; then
+		lt_fails 2 load --cgroup "$CG2_ROOT/cgroup.procs"
+		assert_equal "$stderr" "lowtrace: --cgroup $CG2_ROOT/cgroup.procs: not a cgroup v2 directory"
+		lt_fails 2 profile -c "$CG2_ROOT/cgroup.procs" --duration 1
+		assert_equal "$stderr" "lowtrace: --cgroup $CG2_ROOT/cgroup.procs: not a cgroup v2 directory"
+	fi
+	assert_nothing_loaded
+	# a usage error is one before "already loaded"
+	run -0 "$LT" load --probes exec
+	lt_fails 2 load --cgroup /etc/passwd
+	assert_equal "$stderr" "lowtrace: --cgroup /etc/passwd: not a cgroup v2 directory"
+}
+
+@test "hist without a probe names every aggregate probe of the table" {
+	lt_fails 2 hist
+	assert_equal "$stderr" "lowtrace: hist: which probe? (syscalls, runq or bio; see 'lowtrace hist -h')"
+	lt_fails 2 hist --json
+	assert_equal "$stderr" "lowtrace: hist: which probe? (syscalls, runq or bio; see 'lowtrace hist -h')"
+	run -0 "$LT" hist -h
+	assert_line "    lowtrace hist syscalls|runq|bio [--interval S] [--count N] [--json]"
+}

@@ -11,7 +11,8 @@ for f in /usr/lib/bats/bats-support/src/{output,error,lang}.bash /usr/lib/bats/b
 done
 unset f
 
-LT="$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/lowtrace"
+# LOWTRACE_BIN: another build to test (e.g. an older one, to see a new test fail there)
+LT="${LOWTRACE_BIN:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/lowtrace}"
 PIN=/sys/fs/bpf/lowtrace
 
 # what `load` attaches without --probes: probes in table order, their

@@ -359,3 +359,55 @@ lt_kernel_state() {
 	run -0 ls /sys/fs/bpf
 	refute_line --regexp '^lowtrace-(tmp|new|old)-'
 }
+
+# The README's examples, in its order: every line of its code blocks that starts with the root
+# prompt and runs lowtrace (`make load`/`make unload` as `lowtrace load`/`unload`; other make
+# targets are not run) or bpftool; a trailing "  # comment" is not part of the command. A stream
+# (events) runs 2 s. A `load` example's sample output must be what load prints now, numbers
+# aside.
+@test "README: the prompt lines run in order; load's sample output is current" {
+	local readme="$BATS_TEST_DIRNAME/../../README.md" line cmd w n=0 want=() got
+	local -a words
+	# readme_sample: compare the sample under the last load example with its real output
+	readme_sample() {
+		[ "${#want[@]}" -gt 0 ] || return 0
+		local norm='s/[0-9]+/N/g; s/ +/ /g; s/ $//'
+		assert_equal "$(sed -E "$norm" <<<"$got")" \
+			"$(printf '%s\n' "${want[@]}" | sed -E "$norm")"
+	}
+	while IFS= read -r line; do
+		if [[ "$line" =~ ^"    # "(make |build/lowtrace |bpftool ) ]]; then
+			readme_sample
+			want=()
+			got=
+			cmd=${line#    # }
+			cmd=${cmd%% #*}
+			case "$cmd" in
+			"make load"*) cmd="build/lowtrace load" ;;
+			"make unload"*) cmd="build/lowtrace unload" ;;
+			make*) continue ;;
+			esac
+			read -ra words <<<"$cmd"
+			[ "${words[0]}" != build/lowtrace ] || words[0]=$LT
+			n=$((n + 1))
+			run --separate-stderr timeout -s INT 2 "${words[@]}"
+			if [ "${words[1]}" = events ] && [ "$status" = 124 ]; then
+				status=0 # still streaming: stopped by the timeout
+			fi
+			[ "$status" = 0 ] || {
+				echo "README line '$line': exit $status: $stderr" >&2
+				return 1
+			}
+			[ "${words[1]}" = load ] && got=$output
+		elif [ -n "$got" ] && [[ "$line" == "    "* ]]; then
+			want+=("${line#    }")
+		else
+			readme_sample
+			want=()
+			got=
+		fi
+	done <"$readme"
+	readme_sample
+	# Quick start, load, events, hist, bpftool: they all ran
+	[ "$n" -ge 15 ]
+}

@@ -152,6 +152,40 @@ start_spin() {
 	[[ "$output" != *BPF_PROG_LOAD* ]]
 }
 
+# on_tty CMD...: run CMD with stdin, stdout and stderr on a new terminal (`run` style: status,
+# output holds what the terminal showed, \r\n as \n)
+on_tty() {
+	local q
+	q=$(printf '%q ' "$@")
+	run script -qec "$q" /dev/null
+	output=${output//$'\r'/}
+}
+
+@test "--format pprof is binary: refused on a terminal, also as -o /dev/tty or /dev/stdout" {
+	local e="lowtrace: --format pprof is binary: write it with -o FILE"
+	on_tty "$LT" profile --format pprof --duration 1
+	assert_equal "$status" 2
+	assert_output "$e"
+	on_tty "$LT" profile --format pprof -o /dev/tty --duration 1
+	assert_equal "$status" 2
+	assert_output "lowtrace: -o /dev/tty: a terminal: --format pprof is binary, write it to a file"
+	on_tty "$LT" profile --format pprof -o /dev/stdout --duration 1
+	assert_equal "$status" 2
+	assert_output "lowtrace: -o /dev/stdout: a terminal: --format pprof is binary, write it to a file"
+	start_spin sleep 30
+	on_tty "$LT" alloc -p "$WL" --format pprof -o /dev/tty --duration 1
+	assert_equal "$status" 2
+	assert_output "lowtrace: -o /dev/tty: a terminal: --format pprof is binary, write it to a file"
+	# a device that is not a terminal is written in place, as before
+	run --separate-stderr -0 "$LT" profile --format pprof -o /dev/null --duration 1
+}
+
+@test "profile -o FILE that cannot be replaced (/proc): the temporary file and the real error" {
+	run --separate-stderr -2 "$LT" profile --duration 1 -o /proc/version
+	assert_regex "$stderr" '^lowtrace: -o /proc/version: cannot create /proc/version\.tmp-[0-9]+ to replace it with: No such file or directory$'
+	assert_one_error_line
+}
+
 @test "profile -c CGROUP: only tasks inside; one kernel BTF open per run" {
 	[ -n "$CG2_ROOT" ] || skip "no cgroup v2 mount: findmnt -t cgroup2 finds nothing"
 	new_cgroup
