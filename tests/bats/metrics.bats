@@ -353,3 +353,11 @@ PY
 	[[ "${lines[1]}" =~ ^([0-9]+)\ True$ ]] || fail "closed: ${lines[1]}"
 	[ "${BASH_REMATCH[1]}" -ge 45 ] || fail "closed: ${lines[1]}"
 }
+
+@test "metrics -h: every answer, the connection cap and the deadlines" {
+	run --separate-stderr -0 "$LT" metrics -h
+	local want
+	for want in 400 404 405 408 414 431 503 "256 connections" "2 s" "10 s" "oldest"; do
+		assert_output --partial "$want"
+	done
+}
