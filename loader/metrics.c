@@ -312,12 +312,11 @@ static void conn_send(struct server *s, struct conn *c, uint64_t now)
 		ssize_t w;
 
 		if (c->own_off < c->own_len)
-			iov[mh.msg_iovlen++] = (struct iovec){ c->own + c->own_off,
-							       c->own_len - c->own_off };
-		if (c->body_off < c->body_len)
 			iov[mh.msg_iovlen++] =
-				(struct iovec){ s->bodies[c->body].b.p + c->body_off,
-						c->body_len - c->body_off };
+				(struct iovec){ c->own + c->own_off, c->own_len - c->own_off };
+		if (c->body_off < c->body_len)
+			iov[mh.msg_iovlen++] = (struct iovec){ s->bodies[c->body].b.p + c->body_off,
+							       c->body_len - c->body_off };
 		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (w < 0 && errno == EINTR)
 			continue;

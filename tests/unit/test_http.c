@@ -93,7 +93,8 @@ int main(void)
 		   status(S("GET /metrics HTTP/1.1\r\nHost: a\r\n\r")) == 0,
 	   "partial requests: 0 (need more)");
 	{
-		static const char req[] = "GET /metrics?a=b HTTP/1.1\r\nHost: x\nAccept: */*\r\n\r\n";
+		static const char req[] =
+			"GET /metrics?a=b HTTP/1.1\r\nHost: x\nAccept: */*\r\n\r\n";
 		static const char bad[] = "GET /metrics HTTP/1.1\r\nHost x\r\n\r\n";
 		static const char notfound[] = "HEAD /nope HTTP/1.0\n\n";
 
