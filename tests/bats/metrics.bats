@@ -281,7 +281,8 @@ def idle():
             else:
                 break
 
-threads = [threading.Thread(target=slow), threading.Thread(target=idle)]
+# daemons: against a stuck server, their connects would outlast the test
+threads = [threading.Thread(target=f, daemon=True) for f in (slow, idle)]
 threads[0].start()
 time.sleep(0.3)
 threads[1].start()
@@ -311,7 +312,7 @@ for i in range(50):
     time.sleep(0.1)
 stop = True
 for t in threads:
-    t.join()
+    t.join(timeout=3)
 print("scrapes %d/50 in time, slowest %.0f ms" % (good, worst * 1000))
 print("slow client: %s" % sorted(set(slow_got)))
 print("idle: %s" % sorted(set(idle_got)))
