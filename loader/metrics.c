@@ -3,8 +3,14 @@
  * lowtrace metrics: a small single-threaded HTTP server that answers
  * GET /metrics with the suite's counters and histograms, read at each scrape
  * from the pinned maps with readers opened once (no allocation per scrape).
- * One connection at a time, with short timeouts, so a slow or hostile client
- * costs at most a few seconds and never the process.
+ *
+ * The event loop: one poll over the listening socket and up to CONN_MAX
+ * non-blocking connections, each with its own request buffer, parser state,
+ * unsent tail and deadline (the headers within REQ_MS of the accept, else 408;
+ * the answer within SEND_MS; then a short bounded drain). When all slots are
+ * taken, the oldest connection still sending its request makes room. So no
+ * client, slow or idle or many, holds up another: each costs one slot and at
+ * most its deadlines. Nothing is allocated after the start.
  */
 #define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
@@ -17,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "histfmt.h"
@@ -28,9 +34,53 @@
 #include "prom.h"
 #include "records.h"
 
-#define REQ_MAX 8192
+#define REQ_MAX 8192 /* request line and headers */
 #define BODY_MAX (4u << 20)
-#define IO_TIMEOUT_S 2
+#define BODIES 2 /* scrape buffers: one can serve a slow reader while the other serves the rest */
+#define CONN_MAX 256 /* open connections */
+#define BACKLOG 1024 /* the kernel caps it at net.core.somaxconn */
+#define REQ_MS 2000 /* from accept to the end of the headers */
+#define SEND_MS 10000 /* from the first byte of the answer to the last */
+#define DRAIN_MS 500 /* after the answer, what the client still sends is read and dropped */
+#define DRAIN_MAX (64u << 10)
+#define ACCEPT_BATCH 64 /* accepts per pass: the open connections get their turn too */
+
+enum conn_state {
+	C_FREE,
+	C_READ, /* reading the request */
+	C_WAIT, /* asked for a scrape: answered at the end of this pass */
+	C_SEND, /* the answer, as the socket takes it */
+	C_DRAIN, /* answered and shut down for writing: reading until EOF, briefly */
+};
+
+struct conn {
+	int fd;
+	enum conn_state state;
+	int body; /* the bodies[] slot this answer sends from, or -1 */
+	uint64_t seq; /* accept order: the oldest incomplete request is closed first */
+	uint64_t deadline; /* ms: of the state */
+	size_t n; /* request bytes read (C_DRAIN: bytes dropped) */
+	size_t own_off, own_len; /* own[] sent, to send */
+	size_t body_off, body_len; /* of the shared body, sent and to send */
+	struct lt_http http;
+	char own[224]; /* status line and headers, and the whole answer if not a scrape */
+	char req[REQ_MAX];
+};
+
+/*
+ * Scrape bodies: a scrape is written once per loop pass for every connection
+ * whose request completed before it, into a slot no connection is sending
+ * from, and each of them sends from it at its own pace (an offset of its own).
+ * A slot is written again only when its last reader is done, so a slow reader
+ * never sees its bytes change and never holds up a new scrape while another
+ * slot is free. When every slot has readers, the readers of the oldest are
+ * closed: they are the slowest, and their send deadline was coming anyway.
+ */
+struct body {
+	struct lt_buf b;
+	unsigned int users; /* connections sending from it */
+	uint64_t gen; /* scrape number */
+};
 
 struct metrics_opts {
 	const char *listen; /* HOST:PORT or [V6]:PORT */
@@ -48,8 +98,14 @@ struct server {
 	struct lt_hist *by_name; /* per name of a probe's keys (syscalls: over processes) */
 	unsigned int nnames; /* room in by_name */
 	struct lt_hist all; /* every key */
-	struct lt_buf body;
-	char req[REQ_MAX];
+	struct lt_buf *body; /* the scrape being written */
+	struct body bodies[BODIES];
+	uint64_t gen; /* scrapes so far */
+	unsigned int nconn; /* connections open */
+	uint64_t accepted; /* connections so far */
+	struct conn conn[CONN_MAX];
+	struct pollfd pfd[CONN_MAX + 1];
+	unsigned short pconn[CONN_MAX + 1]; /* the conn[] of each pfd[] (0 is the listener) */
 	char labels[96];
 	const struct lt_probe *cur; /* the aggregate being written */
 };
@@ -71,12 +127,12 @@ static void on_key(void *ctx, const void *key, const struct lt_hist *sum)
 	struct server *s = ctx;
 	const struct lt_prom *m = s->cur->prom;
 
-	if (s->body.cap - s->body.len < 8192)
+	if (s->body->cap - s->body->len < 8192)
 		return;
 	s->labels[0] = 0;
 	if (m->labels)
 		m->labels(s->labels, sizeof(s->labels), key);
-	lt_prom_hist(&s->body, m->hist, s->labels, sum);
+	lt_prom_hist(s->body, m->hist, s->labels, sum);
 }
 
 static void help_type(struct lt_buf *b, const char *name, const char *type, const char *help)
@@ -92,11 +148,10 @@ static void help_type(struct lt_buf *b, const char *name, const char *type, cons
 	lt_put_c(b, '\n');
 }
 
-/* the whole exposition into s->body; an error status when the suite is gone */
 /* One counter family: a sample per loaded probe, from its lt_counts at `off`. */
 static void put_counters(struct server *s, const char *metric, const char *help, size_t off)
 {
-	struct lt_buf *b = &s->body;
+	struct lt_buf *b = s->body;
 
 	help_type(b, metric, "counter", help);
 	for (size_t i = 0; i < lt_nprobes; i++) {
@@ -115,7 +170,7 @@ static void put_counters(struct server *s, const char *metric, const char *help,
 static int put_named(struct server *s, struct lt_agg *a)
 {
 	const struct lt_prom *m = s->cur->prom;
-	struct lt_buf *b = &s->body;
+	struct lt_buf *b = s->body;
 
 	memset(s->by_name, 0, m->nnames * sizeof(*s->by_name));
 	memset(&s->all, 0, sizeof(s->all));
@@ -148,9 +203,10 @@ static int put_named(struct server *s, struct lt_agg *a)
 	return 0;
 }
 
+/* the whole exposition into s->body; an error status when the suite is gone */
 static int scrape(struct server *s)
 {
-	struct lt_buf *b = &s->body;
+	struct lt_buf *b = s->body;
 
 	b->len = 0;
 	if (lt_pinned_gone(&s->h))
@@ -188,20 +244,6 @@ static int scrape(struct server *s)
 	return 200;
 }
 
-static void send_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return; /* the client went away or stalled past the timeout */
-		p += w;
-		n -= w;
-	}
-}
-
 static const char *reason(int status)
 {
 	switch (status) {
@@ -215,6 +257,8 @@ static const char *reason(int status)
 		return "Method Not Allowed";
 	case 408:
 		return "Request Timeout";
+	case 414:
+		return "URI Too Long";
 	case 431:
 		return "Request Header Fields Too Large";
 	case 503:
@@ -224,49 +268,290 @@ static const char *reason(int status)
 	}
 }
 
-static void serve_one(struct server *s, int fd)
+static void conn_close(struct server *s, struct conn *c)
 {
-	struct timeval tv = { IO_TIMEOUT_S, 0 };
-	char hdr[256];
-	size_t n = 0;
-	bool head = false;
-	int status = 0, len;
-	const char *body;
-	size_t blen;
+	if (c->body >= 0)
+		s->bodies[c->body].users--;
+	close(c->fd);
+	c->state = C_FREE;
+	c->body = -1;
+	s->nconn--;
+}
 
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (!status) {
-		ssize_t r = recv(fd, s->req + n, sizeof(s->req) - n, 0);
+/* the status line and headers into own[]; for an error, its short text too */
+static void answer_head(struct conn *c, int status, size_t blen)
+{
+	int len;
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			status = r < 0 ? 408 : 400;
-			break;
-		}
-		n += r;
-		status = lt_http_status(s->req, n, sizeof(s->req), &head);
-	}
-	if (status == 200)
-		status = scrape(s);
-	if (status == 200) {
-		body = s->body.p;
-		blen = s->body.len;
-	} else {
-		snprintf(s->labels, sizeof(s->labels), "%d %s\n", status, reason(status));
-		body = s->labels;
-		blen = strlen(s->labels);
-	}
-	len = snprintf(hdr, sizeof(hdr),
+	if (status != 200)
+		blen = strlen(reason(status)) + 5; /* "404 " ... "\n" */
+	len = snprintf(c->own, sizeof(c->own),
 		       "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
 		       "Connection: close\r\n\r\n",
 		       status, reason(status),
 		       status == 200 ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain",
 		       blen);
-	send_all(fd, hdr, len);
-	if (!head)
-		send_all(fd, body, blen);
+	if (status != 200 && !c->http.head)
+		len += snprintf(c->own + len, sizeof(c->own) - len, "%d %s\n", status,
+				reason(status));
+	c->own_off = 0;
+	c->own_len = len;
+	c->body_off = c->body_len = 0;
+}
+
+/*
+ * Send what the socket takes; when all is sent, shut down for writing and
+ * drain: closing with unread bytes would reset the connection, and the
+ * client could lose the answer.
+ */
+static void conn_send(struct server *s, struct conn *c, uint64_t now)
+{
+	while (c->own_off < c->own_len || c->body_off < c->body_len) {
+		struct iovec iov[2];
+		struct msghdr mh = { .msg_iov = iov };
+		ssize_t w;
+
+		if (c->own_off < c->own_len)
+			iov[mh.msg_iovlen++] =
+				(struct iovec){ c->own + c->own_off, c->own_len - c->own_off };
+		if (c->body_off < c->body_len)
+			iov[mh.msg_iovlen++] = (struct iovec){ s->bodies[c->body].b.p + c->body_off,
+							       c->body_len - c->body_off };
+		w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (w < 0) {
+			conn_close(s, c);
+			return;
+		}
+		if ((size_t)w <= c->own_len - c->own_off) {
+			c->own_off += w;
+		} else {
+			c->body_off += w - (c->own_len - c->own_off);
+			c->own_off = c->own_len;
+		}
+	}
+	if (c->body >= 0)
+		s->bodies[c->body].users--;
+	c->body = -1;
+	shutdown(c->fd, SHUT_WR);
+	c->state = C_DRAIN;
+	c->deadline = now + DRAIN_MS;
+	c->n = 0;
+}
+
+/* an answer that needs no scrape */
+static void conn_answer(struct server *s, struct conn *c, int status, uint64_t now)
+{
+	answer_head(c, status, 0);
+	c->state = C_SEND;
+	c->deadline = now + SEND_MS;
+	conn_send(s, c, now);
+}
+
+static void conn_read(struct server *s, struct conn *c, uint64_t now)
+{
+	for (;;) {
+		ssize_t r = recv(c->fd, c->req + c->n, sizeof(c->req) - c->n, MSG_DONTWAIT);
+		int status;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (r < 0) {
+			conn_close(s, c);
+			return;
+		}
+		if (r == 0) { /* the client stopped sending before the end of the headers */
+			conn_answer(s, c, 400, now);
+			return;
+		}
+		c->n += r;
+		status = lt_http_parse(&c->http, c->req, c->n, sizeof(c->req));
+		if (status == 200) {
+			c->state = C_WAIT;
+			return;
+		}
+		if (status) {
+			conn_answer(s, c, status, now);
+			return;
+		}
+	}
+}
+
+/* read and drop what the client still sends, up to DRAIN_MAX bytes, until it closes */
+static void conn_drain(struct server *s, struct conn *c)
+{
+	for (;;) {
+		ssize_t r = recv(c->fd, c->req, sizeof(c->req), MSG_DONTWAIT);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		c->n += r > 0 ? r : 0;
+		if (r <= 0 || c->n >= DRAIN_MAX) {
+			conn_close(s, c);
+			return;
+		}
+	}
+}
+
+/*
+ * A free slot for a new connection: when all are taken, close the connection
+ * that has waited longest for its request to complete, else the one that has
+ * drained longest; none when all are answering (the new one waits in the
+ * backlog).
+ */
+static struct conn *conn_slot(struct server *s)
+{
+	struct conn *victim = NULL;
+
+	for (int i = 0; i < CONN_MAX; i++) {
+		struct conn *c = &s->conn[i];
+
+		if (c->state == C_FREE)
+			return c;
+		if ((c->state == C_READ || c->state == C_DRAIN) &&
+		    (!victim || (c->state == C_READ && victim->state == C_DRAIN) ||
+		     (c->state == victim->state && c->seq < victim->seq)))
+			victim = c;
+	}
+	if (victim)
+		conn_close(s, victim);
+	return victim;
+}
+
+static bool slot_evictable(struct server *s)
+{
+	if (s->nconn < CONN_MAX)
+		return true;
+	for (int i = 0; i < CONN_MAX; i++)
+		if (s->conn[i].state == C_READ || s->conn[i].state == C_DRAIN)
+			return true;
+	return false;
+}
+
+static void accept_some(struct server *s, int lfd, uint64_t now)
+{
+	for (int k = 0; k < ACCEPT_BATCH && slot_evictable(s); k++) {
+		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct conn *c;
+
+		if (fd < 0)
+			return; /* EAGAIN, or an error of that one connection (or EMFILE: next pass) */
+		c = conn_slot(s);
+		if (!c) { /* not after slot_evictable */
+			close(fd);
+			return;
+		}
+		memset(&c->http, 0, sizeof(c->http));
+		c->fd = fd;
+		c->state = C_READ;
+		c->body = -1;
+		c->n = 0;
+		c->seq = ++s->accepted;
+		c->deadline = now + REQ_MS;
+		s->nconn++;
+	}
+}
+
+/* one scrape for every connection waiting for one (see struct body) */
+static void answer_waiting(struct server *s, uint64_t now)
+{
+	struct body *bd = NULL;
+	int status, slot;
+
+	for (int i = 0; i < BODIES; i++)
+		if (!s->bodies[i].users && (!bd || s->bodies[i].gen < bd->gen))
+			bd = &s->bodies[i];
+	if (!bd) {
+		bd = &s->bodies[0];
+		for (int i = 1; i < BODIES; i++)
+			if (s->bodies[i].gen < bd->gen)
+				bd = &s->bodies[i];
+		for (int i = 0; i < CONN_MAX; i++)
+			if (s->conn[i].state == C_SEND && s->conn[i].body == bd - s->bodies)
+				conn_close(s, &s->conn[i]);
+	}
+	slot = bd - s->bodies;
+	s->body = &bd->b;
+	status = scrape(s);
+	bd->gen = ++s->gen;
+	for (int i = 0; i < CONN_MAX; i++) {
+		struct conn *c = &s->conn[i];
+
+		if (c->state != C_WAIT)
+			continue;
+		answer_head(c, status, bd->b.len);
+		if (status == 200 && !c->http.head) {
+			c->body = slot;
+			c->body_len = bd->b.len;
+			bd->users++;
+		}
+		c->state = C_SEND;
+		c->deadline = now + SEND_MS;
+		conn_send(s, c, now);
+	}
+}
+
+/* one pass of the event loop: wait for the sockets or the nearest deadline, serve them */
+static void serve_pass(struct server *s, int lfd)
+{
+	uint64_t now = lt_now_ms(), next = now + 500;
+	nfds_t np = 0;
+	bool waiting = false;
+	int r;
+
+	if (slot_evictable(s)) {
+		s->pfd[np] = (struct pollfd){ lfd, POLLIN, 0 };
+		s->pconn[np++] = 0;
+	}
+	for (int i = 0; i < CONN_MAX; i++) {
+		struct conn *c = &s->conn[i];
+
+		if (c->state == C_FREE)
+			continue;
+		if (c->deadline < next)
+			next = c->deadline;
+		s->pfd[np] = (struct pollfd){ c->fd, c->state == C_SEND ? POLLOUT : POLLIN, 0 };
+		s->pconn[np++] = i;
+	}
+	r = poll(s->pfd, np, next > now ? (int)(next - now) : 0);
+	if (r < 0)
+		return; /* EINTR: a stop signal, seen by the caller */
+	now = lt_now_ms();
+	for (nfds_t k = 0; k < np; k++) {
+		struct conn *c = &s->conn[s->pconn[k]];
+
+		if (!s->pfd[k].revents || s->pfd[k].fd == lfd)
+			continue;
+		if (c->state == C_READ)
+			conn_read(s, c, now);
+		else if (c->state == C_SEND)
+			conn_send(s, c, now);
+		else if (c->state == C_DRAIN)
+			conn_drain(s, c);
+	}
+	for (int i = 0; i < CONN_MAX; i++) {
+		struct conn *c = &s->conn[i];
+
+		if (c->state == C_FREE || c->state == C_WAIT || c->deadline > now)
+			continue;
+		if (c->state == C_READ)
+			conn_answer(s, c, 408, now);
+		else /* too slow to take its answer, or to close after it */
+			conn_close(s, c);
+	}
+	if (np && s->pfd[0].fd == lfd && s->pfd[0].revents)
+		accept_some(s, lfd, now);
+	for (int i = 0; i < CONN_MAX && !waiting; i++)
+		waiting = s->conn[i].state == C_WAIT;
+	if (waiting)
+		answer_waiting(s, now);
 }
 
 static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
@@ -336,15 +621,20 @@ static int serve(const struct metrics_opts *o)
 		if (lt_probes[i].prom && lt_probes[i].prom->nnames > s.nnames)
 			s.nnames = lt_probes[i].prom->nnames;
 	s.by_name = calloc(s.nnames ? s.nnames : 1, sizeof(*s.by_name));
-	s.body.p = malloc(BODY_MAX);
-	s.body.cap = BODY_MAX;
-	if (!err && (!s.by_name || !s.body.p))
+	for (int i = 0; i < BODIES; i++) {
+		/* malloc maps it: pages a scrape does not reach are never touched */
+		s.bodies[i].b.p = malloc(BODY_MAX);
+		s.bodies[i].b.cap = BODY_MAX;
+		if (!err && !s.bodies[i].b.p)
+			err = lt_error(LT_FAIL, "out of memory");
+	}
+	if (!err && !s.by_name)
 		err = lt_error(LT_FAIL, "out of memory");
 	lfd = -1;
 	if (!err) {
-		lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 		if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-		    bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 16))
+		    bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, BACKLOG))
 			err = lt_error(LT_FAIL, "--listen %s: %s", o->listen, strerror(errno));
 	}
 	if (!err) {
@@ -353,18 +643,11 @@ static int serve(const struct metrics_opts *o)
 		printf("serving http://%s/metrics\n", o->listen);
 		fflush(stdout);
 	}
-	while (!err && !lt_stop) {
-		struct pollfd p = { lfd, POLLIN, 0 };
-		int fd;
-
-		if (poll(&p, 1, 500) <= 0)
-			continue;
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		serve_one(&s, fd);
-		close(fd);
-	}
+	while (!err && !lt_stop)
+		serve_pass(&s, lfd);
+	for (int i = 0; i < CONN_MAX; i++)
+		if (s.conn[i].state != C_FREE)
+			conn_close(&s, &s.conn[i]);
 	if (lfd >= 0)
 		close(lfd);
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
@@ -372,7 +655,8 @@ static int serve(const struct metrics_opts *o)
 	lt_stats_close(&s.sr);
 	lt_close_handles(&s.h);
 	free(s.by_name);
-	free(s.body.p);
+	for (int i = 0; i < BODIES; i++)
+		free(s.bodies[i].b.p);
 	return err;
 }
 
@@ -390,9 +674,14 @@ static void help_metrics(void)
 	       "    lowtrace_syscalls_total{name}, lowtrace_syscall_latency_seconds,\n"
 	       "    lowtrace_runq_latency_seconds, lowtrace_bio_latency_seconds{device,op}\n"
 	       "    (histograms: cumulative _bucket{le}, _sum, _count). Other paths get 404,\n"
-	       "    other methods 405, malformed requests 400; one connection at a time, 2 s\n"
-	       "    timeouts. Runs until Ctrl-C or SIGTERM; answers 503 once the suite is\n"
-	       "    unloaded.\n\n"
+	       "    other methods 405, junk, malformed requests and an empty path 400, a\n"
+	       "    request line over 8 KiB 414, headers over 8 KiB 431, headers not complete\n"
+	       "    2 s after the connect 408; after each answer the server shuts down its\n"
+	       "    side and reads what the client still sends, briefly, before closing.\n"
+	       "    Serves up to 256 connections at once, each with its own deadlines (2 s\n"
+	       "    for the request, 10 s for the answer); when all are taken, the oldest\n"
+	       "    one still sending its request is closed to make room. Runs until Ctrl-C\n"
+	       "    or SIGTERM; answers 503 once the suite is unloaded.\n\n"
 	       "OPTIONS\n"
 	       "    --listen HOST:PORT   numeric address to bind (default 127.0.0.1:9464, "
 	       "loopback\n"

@@ -9,7 +9,9 @@ setup() {
 	PORT=$((20000 + RANDOM % 20000))
 	HTTP="$BATS_TEST_TMPDIR/http.py"
 	# http.py PORT MODE: "get PATH" prints status and body; "raw" sends stdin's
-	# bytes as they are and prints the status line of the answer
+	# bytes as they are and prints the status line of the answer; "rawend" does
+	# the same and then how the connection ended: "eof", or "reset" when the
+	# server closed with the request unread (the client may lose the answer)
 	cat >"$HTTP" <<'PY'
 import socket, sys
 port = int(sys.argv[1])
@@ -22,10 +24,12 @@ else:
     except OSError:
         pass
 data = b""
+end = "eof"
 while True:
     try:
         d = s.recv(65536)
-    except OSError:
+    except OSError as e:
+        end = "reset" if isinstance(e, ConnectionResetError) else "error: %s" % e
         break
     if not d:
         break
@@ -34,7 +38,18 @@ head, _, body = data.partition(b"\r\n\r\n")
 print(head.split(b"\r\n")[0].decode() if head else "(no answer)")
 if sys.argv[2] == "get":
     sys.stdout.write(body.decode())
+if sys.argv[2] == "rawend":
+    print(end)
 PY
+}
+
+# rawend BYTES-COMMAND...: send its output, expect an answer within 1 s; sets
+# output (status line, how the connection ended)
+rawend() {
+	local t0=$EPOCHREALTIME
+	run -0 python3 "$HTTP" "$PORT" rawend < <("$@")
+	python3 -c 'import sys; sys.exit(float(sys.argv[2]) - float(sys.argv[1]) > 1)' \
+		"$t0" "$EPOCHREALTIME" || fail "no answer within 1 s: $output"
 }
 
 # serve [options]: lowtrace metrics on 127.0.0.1:$PORT in the background; sets MPID
@@ -164,4 +179,186 @@ print(len(b))' "$body"
 	run --separate-stderr "$LT" metrics --listen "127.0.0.1:$PORT"
 	assert_equal "$status" 1
 	assert_equal "$stderr" "lowtrace: --listen 127.0.0.1:$PORT: Address already in use"
+}
+
+@test "10 KB of binary junk: 400 at once, then a graceful close (no reset)" {
+	run -0 "$LT" load --probes exec
+	serve
+	rawend python3 -c 'import random, sys; sys.stdout.buffer.write(random.Random(1).randbytes(10240))'
+	assert_output $'HTTP/1.1 400 Bad Request\neof'
+}
+
+@test "a 20 KB header: 431, then a graceful close" {
+	run -0 "$LT" load --probes exec
+	serve
+	rawend python3 -c 'print("GET /metrics HTTP/1.1\r\nX-Big: " + "a" * 20480 + "\r\n\r")'
+	assert_output $'HTTP/1.1 431 Request Header Fields Too Large\neof'
+}
+
+@test "a 9 KB URL: 414, then a graceful close" {
+	run -0 "$LT" load --probes exec
+	serve
+	rawend python3 -c 'print("GET /metrics?" + "a" * 9216 + " HTTP/1.1\r\n\r")'
+	assert_output $'HTTP/1.1 414 URI Too Long\neof'
+}
+
+@test "a request in bare-LF lines is answered at once" {
+	run -0 "$LT" load --probes exec
+	serve
+	rawend printf 'GET /metrics HTTP/1.1\n\n'
+	assert_output $'HTTP/1.1 200 OK\neof'
+	rawend printf 'HEAD /metrics HTTP/1.0\nHost: x\n\n'
+	assert_output $'HTTP/1.1 200 OK\neof'
+}
+
+@test "an empty path: 400" {
+	run -0 "$LT" load --probes exec
+	serve
+	rawend printf 'GET  HTTP/1.1\r\n\r\n'
+	assert_output $'HTTP/1.1 400 Bad Request\neof'
+}
+
+@test "200 idle connections and one at 1 byte/s hold up no scrape; both get 408 in 2 s" {
+	run -0 "$LT" load --probes exec,syscalls
+	serve
+	# the slow client comes first (the one-at-a-time server got stuck on it),
+	# the idle ones take their place again whenever the server closes one
+	run -0 timeout 60 python3 - "$PORT" <<'PY'
+import select, socket, sys, threading, time
+port = int(sys.argv[1])
+stop = False
+slow_got, idle_got = [], []
+req = b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+
+def connect():
+    try:
+        return socket.create_connection(("127.0.0.1", port), timeout=0.5)
+    except OSError:
+        return None
+
+def slow():
+    while not stop:
+        s = connect()
+        if not s:
+            continue
+        s.setblocking(False)
+        for i in range(len(req)):
+            if stop:
+                break
+            try:
+                s.send(req[i:i + 1])
+            except OSError:
+                break
+            time.sleep(1)
+            try:
+                d = s.recv(4096)
+            except BlockingIOError:
+                continue
+            except OSError:
+                break
+            slow_got.append(d.split(b"\r\n")[0].decode())
+            break
+        s.close()
+
+def idle():
+    socks = [c for c in (connect() for _ in range(200)) if c]
+    while not stop:
+        r, _, _ = select.select(socks, [], [], 0.1) if socks else ([], 0, 0)
+        for s in r:
+            try:
+                d = s.recv(4096)
+            except OSError:
+                d = b""
+            if d:
+                idle_got.append(d.split(b"\r\n")[0].decode())
+                continue
+            socks.remove(s)
+            s.close()
+        while len(socks) < 200 and not stop:
+            c = connect()
+            if c:
+                socks.append(c)
+            else:
+                break
+
+# daemons: against a stuck server, their connects would outlast the test
+threads = [threading.Thread(target=f, daemon=True) for f in (slow, idle)]
+threads[0].start()
+time.sleep(0.3)
+threads[1].start()
+time.sleep(0.5)
+good, worst = 0, 0.0
+for i in range(50):
+    t0 = time.monotonic()
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=1)
+        s.sendall(req)
+        data = b""
+        while time.monotonic() - t0 < 1:
+            s.settimeout(max(0.01, 1 - (time.monotonic() - t0)))
+            d = s.recv(65536)
+            if not d:
+                break
+            data += d
+        s.close()
+    except OSError as e:
+        data = b""
+    dt = time.monotonic() - t0
+    worst = max(worst, dt)
+    if not (data.startswith(b"HTTP/1.1 200 OK\r\n") and b"\nlowtrace_events_total{" in data
+            and dt < 1):
+        break
+    good += 1
+    time.sleep(0.1)
+stop = True
+for t in threads:
+    t.join(timeout=3)
+print("scrapes %d/50 in time, slowest %.0f ms" % (good, worst * 1000))
+print("slow client: %s" % sorted(set(slow_got)))
+print("idle: %s" % sorted(set(idle_got)))
+PY
+	assert_line -n 0 --regexp '^scrapes 50/50 in time'
+	assert_line -n 1 "slow client: ['HTTP/1.1 408 Request Timeout']"
+	assert_line -n 2 "idle: ['HTTP/1.1 408 Request Timeout']"
+	proc_gone "$MPID" && fail "the server died"
+	true
+}
+
+@test "more connections than the cap: the oldest idle ones make room, a scrape still gets 200" {
+	run -0 "$LT" load --probes exec
+	serve
+	run -0 timeout 30 python3 - "$PORT" <<'PY'
+import select, socket, sys, time
+port = int(sys.argv[1])
+socks = []
+for i in range(300):
+    socks.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+    time.sleep(0.001) # an order the server sees
+time.sleep(0.3)
+s = socket.create_connection(("127.0.0.1", port), timeout=2)
+s.sendall(b"GET /metrics HTTP/1.1\r\n\r\n")
+data = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    data += d
+print(data.split(b"\r\n")[0].decode())
+# closed without an answer: the oldest ones, as many as went past the cap
+r, _, _ = select.select(socks, [], [], 0.5)
+closed = [i for i, c in enumerate(socks) if c in r and c.recv(1, socket.MSG_PEEK) == b""]
+print(len(closed), closed == list(range(len(closed))))
+PY
+	assert_line -n 0 "HTTP/1.1 200 OK"
+	# 301 connections into 256 slots: the first 45 (or more) closed, in order
+	[[ "${lines[1]}" =~ ^([0-9]+)\ True$ ]] || fail "closed: ${lines[1]}"
+	[ "${BASH_REMATCH[1]}" -ge 45 ] || fail "closed: ${lines[1]}"
+}
+
+@test "metrics -h: every answer, the connection cap and the deadlines" {
+	run --separate-stderr -0 "$LT" metrics -h
+	local want
+	for want in 400 404 405 408 414 431 503 "256 connections" "2 s" "10 s" "oldest"; do
+		assert_output --partial "$want"
+	done
 }
