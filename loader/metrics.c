@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -203,13 +204,62 @@ static int put_named(struct server *s, struct lt_agg *a)
 	return 0;
 }
 
+static void suite_close(struct server *s)
+{
+	for (int i = 0; i < LT_PROBE_SLOTS; i++) {
+		lt_agg_close(s->agg[i]);
+		s->agg[i] = NULL;
+	}
+	lt_stats_close(&s->sr);
+	lt_close_handles(&s->h);
+}
+
+/* Readers of the pinned suite: counters, and the aggregates of the probes it has loaded. */
+static int suite_open(struct server *s)
+{
+	struct lt_status st;
+	int err = lt_read_status(&st);
+
+	if (err)
+		return err;
+	err = lt_open_pinned(&s->h, false);
+	if (err)
+		return err;
+	err = lt_stats_open(&s->sr, &s->h);
+	for (size_t i = 0; !err && i < lt_nprobes; i++) {
+		s->loaded[lt_probes[i].id] = st.probe[lt_probes[i].id].loaded;
+		if (lt_probes[i].map && s->loaded[lt_probes[i].id])
+			err = lt_agg_open(&s->agg[lt_probes[i].id], lt_probes[i].map,
+					  lt_probes[i].name);
+	}
+	if (err)
+		suite_close(s);
+	return err;
+}
+
+/*
+ * After an unload: 503 until a suite is pinned again, then that one (a
+ * `load --replace` is an upgrade, not the end of the service). Its counters
+ * start from zero, which Prometheus reads as a counter reset.
+ */
+static bool suite_ready(struct server *s)
+{
+	struct stat st;
+
+	if (s->h.dir_fd >= 0 && !lt_pinned_gone(&s->h))
+		return true;
+	if (s->h.dir_fd >= 0)
+		suite_close(s);
+	return stat(LT_PIN_DIR, &st) == 0 && suite_open(s) == LT_OK;
+}
+
 /* the whole exposition into s->body; an error status when the suite is gone */
 static int scrape(struct server *s)
 {
 	struct lt_buf *b = s->body;
 
 	b->len = 0;
-	if (lt_pinned_gone(&s->h))
+	if (!suite_ready(s))
 		return 503;
 	for (size_t i = 0; i < lt_nprobes; i++)
 		s->have[i] = s->loaded[lt_probes[i].id] &&
@@ -594,7 +644,6 @@ static int serve(const struct metrics_opts *o)
 {
 	static struct server s;
 	struct sockaddr_storage ss;
-	struct lt_status st;
 	socklen_t sl;
 	int lfd, one = 1, err;
 
@@ -603,20 +652,10 @@ static int serve(const struct metrics_opts *o)
 				"--listen %s: want HOST:PORT or [V6]:PORT with a numeric "
 				"address",
 				o->listen);
-	err = lt_read_status(&st);
-	if (err)
-		return err;
 	s.per_syscall_latency = o->per_syscall_latency;
-	err = lt_open_pinned(&s.h, false);
+	err = suite_open(&s);
 	if (err)
 		return err;
-	err = lt_stats_open(&s.sr, &s.h);
-	for (size_t i = 0; !err && i < lt_nprobes; i++) {
-		s.loaded[lt_probes[i].id] = st.probe[lt_probes[i].id].loaded;
-		if (lt_probes[i].map && s.loaded[lt_probes[i].id])
-			err = lt_agg_open(&s.agg[lt_probes[i].id], lt_probes[i].map,
-					  lt_probes[i].name);
-	}
 	for (size_t i = 0; i < lt_nprobes; i++)
 		if (lt_probes[i].prom && lt_probes[i].prom->nnames > s.nnames)
 			s.nnames = lt_probes[i].prom->nnames;
@@ -650,10 +689,7 @@ static int serve(const struct metrics_opts *o)
 			conn_close(&s, &s.conn[i]);
 	if (lfd >= 0)
 		close(lfd);
-	for (int i = 0; i < LT_PROBE_SLOTS; i++)
-		lt_agg_close(s.agg[i]);
-	lt_stats_close(&s.sr);
-	lt_close_handles(&s.h);
+	suite_close(&s);
 	free(s.by_name);
 	for (int i = 0; i < BODIES; i++)
 		free(s.bodies[i].b.p);
@@ -681,7 +717,8 @@ static void help_metrics(void)
 	       "    Serves up to 256 connections at once, each with its own deadlines (2 s\n"
 	       "    for the request, 10 s for the answer); when all are taken, the oldest\n"
 	       "    one still sending its request is closed to make room. Runs until Ctrl-C\n"
-	       "    or SIGTERM; answers 503 once the suite is unloaded.\n\n"
+	       "    or SIGTERM; answers 503 while no suite is loaded, and serves the next\n"
+	       "    suite once one is (load --replace keeps it serving).\n\n"
 	       "OPTIONS\n"
 	       "    --listen HOST:PORT   numeric address to bind (default 127.0.0.1:9464, "
 	       "loopback\n"

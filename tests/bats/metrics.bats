@@ -145,7 +145,7 @@ print(len(b))' "$body"
 	assert_equal "$RC" 0
 }
 
-@test "binds loopback by default; unload while serving gives 503" {
+@test "binds loopback by default; unload while serving gives 503, the next load is served" {
 	run -0 "$LT" load
 	"$LT" metrics >"$BATS_TEST_TMPDIR/default.out" 2>&1 3>&- &
 	local dflt=$!
@@ -162,6 +162,17 @@ print(len(b))' "$body"
 	run -0 "$LT" unload
 	run -0 scrape
 	assert_line -n 0 "HTTP/1.1 503 Service Unavailable"
+	# a new suite: served without a restart of metrics, with its own probes
+	run -0 "$LT" load --probes exec
+	run -0 scrape
+	assert_line -n 0 "HTTP/1.1 200 OK"
+	assert_line --regexp '^lowtrace_events_total\{probe="exec"\} [0-9]+$'
+	refute_line --partial 'probe="exit"'
+	# and a replace too (an upgrade of the suite under a running metrics)
+	run -0 "$LT" load --replace --probes exec,exit
+	run -0 scrape
+	assert_line -n 0 "HTTP/1.1 200 OK"
+	assert_line --regexp '^lowtrace_events_total\{probe="exit"\} [0-9]+$'
 }
 
 @test "metrics errors: not loaded exits 3, a bad --listen exits 2, a port in use exits 1" {
