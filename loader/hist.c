@@ -54,8 +54,8 @@ static void help_hist(void)
 	       "\"sum_ns\",\n"
 	       "                         \"buckets\": [{\"lo\", \"hi\" (exclusive), "
 	       "\"count\"}]}]}\n\n"
-	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded (or the probe not attached); 1 "
-	       "failure.\n");
+	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded (or the probe not attached); 6 the\n"
+	       "    suite was unloaded or replaced during --interval; 1 failure.\n");
 }
 
 struct hist_entry {
@@ -149,6 +149,7 @@ int cmd_hist(int argc, char **argv)
 	const struct lt_probe *p = NULL;
 	struct hist_view v = {};
 	struct lt_agg *a;
+	struct lt_handles h = { .dir_fd = -1 };
 	struct hist_cli c = {};
 	uint64_t prints = 0;
 	int err;
@@ -182,14 +183,23 @@ int cmd_hist(int argc, char **argv)
 				"...,%s)",
 				p->name, p->name);
 	}
+	/* --interval: the pins, to notice an unload or replace */
+	if (c.every.interval_s) {
+		err = lt_open_pinned(&h, false);
+		if (err)
+			return err;
+	}
 	err = lt_agg_open(&a, p->map, p->name);
-	if (err)
+	if (err) {
+		lt_close_handles(&h);
 		return err;
+	}
 	v.probe = p;
 	v.cap = lt_agg_max_entries(a);
 	v.e = calloc(v.cap, sizeof(*v.e));
 	if (!v.e) {
 		lt_agg_close(a);
+		lt_close_handles(&h);
 		return lt_error(LT_FAIL, "out of memory");
 	}
 	lt_out_init(&out, mem, sizeof(mem));
@@ -208,10 +218,15 @@ int cmd_hist(int argc, char **argv)
 			break;
 		if (!lt_sleep_s(c.every.interval_s))
 			break;
+		if (lt_pinned_gone(&h)) {
+			err = lt_error(LT_GONE, "the suite was unloaded or replaced");
+			break;
+		}
 		if (!c.json)
 			lt_put_c(&out.b, '\n');
 	}
 	free(v.e);
 	lt_agg_close(a);
+	lt_close_handles(&h);
 	return err;
 }

@@ -47,7 +47,7 @@ static void help(void)
 	       "    3  not loaded (unload, status, events without a pinned suite)\n"
 	       "    4  already loaded (load while a suite is pinned, without --replace)\n"
 	       "    5  environment: no privileges, no kernel BTF, no bpffs\n"
-	       "    6  the suite went away (events: unloaded or replaced while streaming)\n"
+	       "    6  the suite went away (unloaded or replaced under events, top, hist --interval)\n"
 	       "\n"
 	       "Every error is one line on stderr starting with \"lowtrace: \".\n");
 }

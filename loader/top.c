@@ -28,7 +28,8 @@ static void help_top(void)
 	       "    --interval S         seconds between refreshes (default 1)\n"
 	       "    --count N            stop after N refreshes\n"
 	       "    --rows N             syscalls shown (default 20)\n\n"
-	       "EXIT STATUS\n    0 done (Ctrl-C, --count); 2 usage; 3 not loaded; 1 failure.\n");
+	       "EXIT STATUS\n    0 done (Ctrl-C, --count); 2 usage; 3 not loaded; 6 the suite was\n"
+	       "    unloaded or replaced; 1 failure.\n");
 }
 
 struct top_state {
@@ -142,7 +143,7 @@ int cmd_top(int argc, char **argv)
 		secs = prints ? (t1 - t0) / 1000.0 : 0;
 		t0 = t1;
 		if (lt_pinned_gone(&h)) {
-			printf("the suite was unloaded\n");
+			err = lt_error(LT_GONE, "the suite was unloaded or replaced");
 			break;
 		}
 		if (tty)

@@ -114,3 +114,21 @@ for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
 	assert_line --regexp '^exec +- +-$'
 	assert_line "syscalls: not loaded (lowtrace load --probes ...,syscalls)"
 }
+
+@test "top and hist --interval under an unload: exit 6 with one line" {
+	run -0 "$LT" load --probes syscalls
+	"$LT" top >"$BATS_TEST_TMPDIR/top" 2>"$BATS_TEST_TMPDIR/top.err" 3>&- &
+	local top=$!
+	bg_track "$top"
+	"$LT" hist syscalls --interval 1 >/dev/null 2>"$BATS_TEST_TMPDIR/hist.err" 3>&- &
+	local hist=$!
+	bg_track "$hist"
+	sleep 1.5
+	run -0 "$LT" unload
+	wait_rc "$top" 5
+	assert_equal "$RC" 6
+	wait_rc "$hist" 5
+	assert_equal "$RC" 6
+	run -0 cat "$BATS_TEST_TMPDIR/top.err" "$BATS_TEST_TMPDIR/hist.err"
+	assert_output $'lowtrace: the suite was unloaded or replaced\nlowtrace: the suite was unloaded or replaced'
+}
