@@ -16,12 +16,16 @@ DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps i
 	protobuf-compiler
 # the kernel matrix in qemu (make vmtest)
 DEPS_VM := qemu-system-x86 busybox-static
+# libFuzzer and the sanitizer runtimes of clang-19 (only recommended by it: a system that skips
+# recommends lacks them)
+DEPS_FUZZ := libclang-rt-19-dev
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD) \
 	-MMD -MP
 CFLAGS ?= -O2 -g
-USER_CFLAGS = $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
+USER_CFLAGS = $(CFLAGS) $(USER_WFLAGS)
+USER_WFLAGS = -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
 	-Iheaders -Iloader -I$(BUILD) $(shell $(PKG_CONFIG) --cflags libbpf) -MMD -MP
 LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
 
@@ -46,8 +50,20 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 # programs the profile/alloc tests observe: frame pointers everywhere (-O0)
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/workloads/%,\
 	$(wildcard tests/workloads/*.c)) $(BUILD)/tests/workloads/allocs-static
+# sanitizers (make test-asan, make fuzz): clang, own build directories
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
+SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)
+# a report stops the run (the flags above make UBSan's fatal too); leaks are failures
+SAN_ENV := ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+ASAN_BUILD := $(BUILD)/asan
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD := $(BUILD)/fuzz
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
+FUZZ_OBJS := $(patsubst loader/%.c,$(FUZZ_BUILD)/loader/%.o,$(CORE_SRCS))
 
-.PHONY: all deps load unload test unit bats install clean vmlinux format help
+.PHONY: all deps load unload test unit bats install clean vmlinux format help fuzz test-asan
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -59,6 +75,8 @@ help:
 	@echo "make load       deps + build + lowtrace load"
 	@echo "make unload     lowtrace unload"
 	@echo "make test       deps + build + unit and bats tests (as root)"
+	@echo "make test-asan  the unit tests built with AddressSanitizer and UBSan (as root)"
+	@echo "make fuzz       build the libFuzzer targets (tests/fuzz/), run each FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make vmtest     the tests in qemu on Debian kernels (KERNELS=\"$(KERNELS)\")"
 	@echo "make install    install the binary under PREFIX ($(PREFIX))"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
@@ -70,14 +88,15 @@ DEPS_BUILD_STAMP := $(BUILD)/.deps-build-stamp
 deps: $(DEPS_STAMP)
 
 $(DEPS_STAMP): Makefile
-	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM))
+	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM),$(DEPS_FUZZ))
 	@touch $@ $(DEPS_BUILD_STAMP)
 
 $(DEPS_BUILD_STAMP): Makefile
 	@$(call install_pkgs,$(DEPS_BUILD))
 	@touch $@
 
-# install_pkgs(list): apt-get update + install of the missing ones (and clang-19, else clang)
+# install_pkgs(list[,with_clang19]): apt-get update + install of the missing ones (and clang-19,
+# else clang); with_clang19: packages wanted with clang-19, where Debian has it
 define install_pkgs
 	mkdir -p $(BUILD); \
 	pkgs="$(1)"; \
@@ -89,11 +108,16 @@ define install_pkgs
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	want_clang=; command -v clang-19 >/dev/null 2>&1 || want_clang=1; \
-	if [ -n "$$missing$$want_clang" ]; then \
+	with19=; for p in $(2); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || with19="$$with19 $$p"; \
+	done; \
+	if [ -n "$$missing$$want_clang$$with19" ]; then \
 		apt-get update -qq || { echo "make deps: apt-get update failed (are you root?)"; exit 1; }; \
 		if [ -n "$$want_clang" ]; then \
-			if apt-cache show clang-19 >/dev/null 2>&1; then missing="$$missing clang-19"; \
+			if apt-cache show clang-19 >/dev/null 2>&1; then missing="$$missing clang-19$$with19"; \
 			else missing="$$missing clang"; fi; \
+		elif [ -n "$$with19" ]; then \
+			missing="$$missing$$with19"; \
 		fi; \
 		echo "make deps: installing$$missing"; \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
@@ -195,7 +219,34 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d $(BUILD)/progs/*.d)
+-include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d $(BUILD)/progs/*.d \
+	$(FUZZ_BUILD)/*.d $(FUZZ_BUILD)/loader/*.d)
+
+# ---- sanitizers and fuzzing (clang): build/asan/, build/fuzz/, never mixed with the above ----
+# every unit test, the malloc counters included (--wrap reaches the sanitizer's malloc); the
+# BPF object is built again under build/asan for test_agg's skeleton, test_abi reads build/'s
+test-asan: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory BUILD=$(ASAN_BUILD) CC=$(CLANG) CFLAGS="$(SAN_CFLAGS)" \
+		$(patsubst $(BUILD)/%,$(ASAN_BUILD)/%,$(UNIT_BINS))
+	$(SAN_ENV) tests/run --unit $(ASAN_BUILD)/tests
+
+# libFuzzer: tests/fuzz/fuzz_NAME.c against the pure layers, seeds in tests/fuzz/corpus/NAME/
+$(FUZZ_BUILD)/loader/%.o: loader/%.c | $(BUILD)/lt_syscall_nr.h
+	@mkdir -p $(@D)
+	$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer-no-link $(USER_WFLAGS) -c $< -o $@
+
+$(FUZZ_BUILD)/loader/sysnames.o: $(BUILD)/lt_syscall_names.h
+
+$(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	@mkdir -p $(@D)
+	$(CLANG) $(SAN_CFLAGS) -fsanitize=fuzzer $(USER_WFLAGS) -Itests/fuzz -o $@ $< $(FUZZ_OBJS) \
+		$(CORE_LIBS)
+
+# each target FUZZ_SECONDS on a copy of its corpus under build/fuzz/ (the repo's is only read)
+fuzz: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory $(FUZZ_BINS)
+	$(SAN_ENV) tests/fuzz/run $(FUZZ_SECONDS)
 
 # ---- kernel matrix: the same tests in qemu on Debian kernels (tests/vm/vmtest) ----
 # make vmtest [KERNELS="5.10 6.1 6.12 7.2"]; results in build/vm/

@@ -20,9 +20,28 @@
 
 /* ---- for the ENOMEM test: malloc that fails its fail_nth call from when that is set ---- */
 
-void *__libc_malloc(size_t n);
-void *__libc_calloc(size_t n, size_t m);
-void *__libc_realloc(void *q, size_t n);
+#if defined(__SANITIZE_ADDRESS__)
+#define LT_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LT_ASAN 1
+#endif
+#endif
+
+#ifdef LT_ASAN
+/* AddressSanitizer's own allocator (gcc and clang export it under these names): glibc's memory
+ * must never reach the sanitizer's free() */
+#define real_malloc __interceptor_malloc
+#define real_calloc __interceptor_calloc
+#define real_realloc __interceptor_realloc
+#else
+#define real_malloc __libc_malloc
+#define real_calloc __libc_calloc
+#define real_realloc __libc_realloc
+#endif
+void *real_malloc(size_t n);
+void *real_calloc(size_t n, size_t m);
+void *real_realloc(void *q, size_t n);
 
 static long alloc_calls, fail_nth;
 static bool alloc_failed;
@@ -37,17 +56,17 @@ static bool fail_now(void)
 
 void *malloc(size_t n)
 {
-	return fail_now() ? NULL : __libc_malloc(n);
+	return fail_now() ? NULL : real_malloc(n);
 }
 
 void *calloc(size_t n, size_t m)
 {
-	return fail_now() ? NULL : __libc_calloc(n, m);
+	return fail_now() ? NULL : real_calloc(n, m);
 }
 
 void *realloc(void *q, size_t n)
 {
-	return fail_now() ? NULL : __libc_realloc(q, n);
+	return fail_now() ? NULL : real_realloc(q, n);
 }
 
 /* from now on the nth call fails (0: none); alloc_calls and alloc_failed tell what happened */
