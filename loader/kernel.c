@@ -189,7 +189,8 @@ static int recover(void)
 	int n = lt_pins_leftovers(names, PIN_LEFT_MAX), err = 0, r;
 
 	for (int i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%.39s", LT_PIN_ROOT, names[i]); /* < LT_LEFTOVER_LEN */
+		snprintf(path, sizeof(path), "%s/%.39s", LT_PIN_ROOT,
+			 names[i]); /* < LT_LEFTOVER_LEN */
 		if (strncmp(names[i], PIN_NEW, strlen(PIN_NEW))) {
 			r = rm_suite(path);
 			if (!r)

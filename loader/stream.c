@@ -152,7 +152,8 @@ static void report_losses(struct source *src, const char *when)
 			(unsigned long long)drops.total, when, drops.list);
 	if (missed.total)
 		fprintf(stderr,
-			"lowtrace: kernel skipped probes %llu times%s (already running on that CPU; "
+			"lowtrace: kernel skipped probes %llu times%s (already running on that "
+			"CPU; "
 			"records may be missing):%s\n",
 			(unsigned long long)missed.total, when, missed.list);
 }
