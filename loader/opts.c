@@ -279,9 +279,7 @@ const char lt_load_opts_help[] =
 	"                         the process must exist (a process id, not a thread's)\n"
 	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
 	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
-	"                         (default 1M)\n"
-	"    --per-pid            syscalls: one histogram per syscall and process (needs\n"
-	"                         syscalls in --probes)\n";
+	"                         (default 1M)\n";
 
 void lt_print_probes(FILE *f)
 {

@@ -23,7 +23,10 @@ static void help_load(void)
 	       "    command. Mounts bpffs at " LT_PIN_ROOT " if it is not mounted.\n"
 	       "    Records outside --pid/--cgroup are never written to the ring.\n\n"
 	       "OPTIONS\n%s"
-	       "    --replace            unload a pinned suite first instead of failing\n\n",
+	       "    --per-pid            syscalls: one histogram per syscall and process (needs\n"
+	       "                         syscalls in --probes)\n"
+	       "    --replace            load the new suite, then swap it for the pinned one\n"
+	       "                         (both run for a moment: no event goes unseen)\n\n",
 	       lt_load_opts_help);
 	lt_print_probes(stdout);
 	printf("\nEXIT STATUS\n    0 loaded; 2 usage; 4 already loaded; 5 no privileges, BTF or "

@@ -396,3 +396,22 @@ time.sleep(30)' 3>&- &
 	run -0 "$LT" hist -h
 	assert_line "    lowtrace hist syscalls|runq|bio [--interval S] [--count N] [--json]"
 }
+
+@test "every option a command's -h lists is one that command accepts" {
+	local cmd o n=0
+	local -a pre
+	for cmd in load unload status events run hist top metrics profile alloc; do
+		pre=("$cmd")
+		[ "$cmd" != hist ] || pre=(hist syscalls)
+		run -0 "$LT" "${pre[@]}" -h
+		for o in $(grep -oE '^ +(-[A-Za-z], )?--[a-z-]+' <<<"$output" | grep -oE -- '--[a-z-]+'); do
+			# a value (if it takes one) and an extra argument: a usage error, but never
+			# about the option itself
+			run --separate-stderr timeout 10 "$LT" "${pre[@]}" "$o" 1 extra-argument
+			[[ "$stderr" != *"does not apply"* && "$stderr" != *"unknown option"* ]] ||
+				fail "$cmd -h lists $o, but: $stderr"
+			n=$((n + 1))
+		done
+	done
+	[ "$n" -ge 30 ]
+}
