@@ -214,6 +214,23 @@ static int recover(void)
 	return n < 0 ? n : err;
 }
 
+/* Take the pin lock and finish what killed loaders left: an exit code; *fd holds the lock. */
+static int pin_begin(int *fd)
+{
+	int err;
+
+	*fd = pin_lock(true);
+	if (*fd < 0)
+		return lt_error(LT_FAIL, "cannot lock %s: %s", LT_PIN_ROOT, strerror(-*fd));
+	err = recover();
+	if (!err)
+		return LT_OK;
+	close(*fd);
+	*fd = -1;
+	return lt_error(LT_FAIL, "cannot finish what a killed loader left in %s: %s", LT_PIN_ROOT,
+			strerror(-err));
+}
+
 int lt_pins_tidy(void)
 {
 	char names[1][LT_LEFTOVER_LEN];
@@ -323,22 +340,15 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 		if (err)
 			return err;
 		/* held until the suite is pinned (or not): loads and unloads take turns */
-		lock_fd = pin_lock(true);
-		if (lock_fd < 0)
-			return lt_error(LT_FAIL, "cannot lock %s: %s", LT_PIN_ROOT,
-					strerror(-lock_fd));
-		err = recover();
+		err = pin_begin(&lock_fd);
 		if (err)
-			ret = lt_error(LT_FAIL, "cannot finish what a killed loader left in %s: %s",
-				       LT_PIN_ROOT, strerror(-err));
-		else if (stat(LT_PIN_DIR, &st) == 0 && !o->replace)
-			ret = lt_error(LT_ALREADY_LOADED,
-				       "already loaded (pinned at %s): run 'lowtrace unload' "
-				       "first, or load --replace",
-				       LT_PIN_DIR);
-		if (err || ret != LT_FAIL) {
+			return err;
+		if (stat(LT_PIN_DIR, &st) == 0 && !o->replace) {
 			close(lock_fd);
-			return ret;
+			return lt_error(LT_ALREADY_LOADED,
+					"already loaded (pinned at %s): run 'lowtrace unload' "
+					"first, or load --replace",
+					LT_PIN_DIR);
 		}
 	}
 	if (o->cgroup) {
@@ -673,15 +683,9 @@ int lt_unload(void)
 	if (stat(LT_PIN_DIR, &st) && !left)
 		return lt_error(errno == ENOENT ? LT_NOT_LOADED : LT_FAIL, "not loaded: %s: %s",
 				LT_PIN_DIR, strerror(errno));
-	fd = pin_lock(true);
-	if (fd < 0)
-		return lt_error(LT_FAIL, "cannot lock %s: %s", LT_PIN_ROOT, strerror(-fd));
-	err = recover();
-	if (err) {
-		close(fd);
-		return lt_error(LT_FAIL, "cannot finish what a killed loader left in %s: %s",
-				LT_PIN_ROOT, strerror(-err));
-	}
+	err = pin_begin(&fd);
+	if (err)
+		return err;
 	if (stat(LT_PIN_DIR, &st)) {
 		close(fd);
 		if (left)

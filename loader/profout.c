@@ -23,6 +23,7 @@
 int lt_pout_open(struct lt_pout *o, const char *path, bool binary)
 {
 	struct stat st;
+	int e;
 
 	memset(o, 0, sizeof(*o));
 	/* a closed reader is a write error here (EPIPE), not a signal that kills */
@@ -63,14 +64,15 @@ int lt_pout_open(struct lt_pout *o, const char *path, bool binary)
 	    (int)sizeof(o->tmp))
 		return lt_error(LT_USAGE, "-o %s: path too long", path);
 	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (o->fd < 0 && stat(path, &st) == 0)
+	if (o->fd >= 0)
+		return LT_OK;
+	e = errno; /* stat below may change errno */
+	if (stat(path, &st) == 0)
 		/* the file exists: creating its temporary file beside it failed (a read-only
 		 * directory, /proc or /sys): say which file, not "no such file" for `path` */
 		return lt_error(LT_USAGE, "-o %s: cannot create %s to replace it with: %s", path,
-				o->tmp, strerror(errno));
-	if (o->fd < 0)
-		return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path, strerror(errno));
-	return LT_OK;
+				o->tmp, strerror(e));
+	return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path, strerror(e));
 }
 
 void lt_pout_flush(struct lt_pout *o)

@@ -153,8 +153,7 @@ static void report_losses(struct source *src, const char *when)
 	if (missed.total)
 		fprintf(stderr,
 			"lowtrace: kernel skipped probes %llu times%s (already running on that "
-			"CPU; "
-			"records may be missing):%s\n",
+			"CPU; records may be missing):%s\n",
 			(unsigned long long)missed.total, when, missed.list);
 }
 
@@ -241,10 +240,10 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
  * The pinned suite went away: print what its ring still holds once its
  * programs are detached (unload and replace remove the links before the
  * maps), then say why the stream ends, or wait for the next suite (--follow).
- * LT_OK: `h` holds the next suite; else the exit code (LT_OK on a stop, in *stopped).
+ * LT_OK: `h` holds the next suite; STOP_SAMPLE: a stop came while waiting;
+ * else the exit code.
  */
-static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h, uint64_t start,
-		      bool *stopped)
+static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h, uint64_t start)
 {
 	struct stat st;
 	int err;
@@ -257,7 +256,6 @@ static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h
 	source_close(src);
 	lt_close_handles(h);
 	if (!s->follow) {
-		*stopped = true;
 		if (stat(LT_PIN_DIR, &st) == 0)
 			return lt_error(LT_GONE, "the suite was replaced by another load; "
 						 "'events --follow' streams on across replaces");
@@ -273,8 +271,7 @@ static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h
 		}
 		usleep(100 * 1000);
 	}
-	*stopped = true;
-	return LT_OK;
+	return STOP_SAMPLE;
 }
 
 /*
@@ -287,7 +284,6 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 	static char outbuf[LT_OUT_SIZE];
 	static struct source src;
 	uint64_t start = lt_now_ms();
-	bool stopped = false;
 	int err, n = 0;
 
 	lt_out_init(&s->out, outbuf, sizeof(outbuf));
@@ -299,9 +295,12 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 		err = pump(s, &src, start, &n);
 		if (err != LT_GONE)
 			break;
-		err = suite_gone(s, &src, h, start, &stopped);
-		if (err || stopped)
+		err = suite_gone(s, &src, h, start);
+		if (err) {
+			if (err == STOP_SAMPLE)
+				err = LT_OK; /* --duration or a signal while waiting */
 			goto out; /* the source is closed */
+		}
 		err = source_open(&src, h, s);
 		if (err)
 			goto out;
