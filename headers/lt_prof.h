@@ -55,6 +55,8 @@ enum lt_prof_ctr {
 	LT_PC_LIVE_FULL = 8, /* alloc --leaks: the live-block table was full */
 	LT_PC_CALLS = 9, /* alloc: allocator calls seen (sampled or not) */
 	LT_PC_STACKS_FULL = 10, /* a stack lost: lt_stacks was full */
+	LT_PC_SEEN_FULL = 11, /* a new-process notice not sent: lt_prof_seen was full */
+	LT_PC_CD_FULL = 12, /* alloc: a thread's countdown could not be kept, the call unsampled */
 	LT_PC_SLOTS = 16,
 };
 
@@ -112,16 +114,17 @@ _Static_assert(sizeof(struct lt_al_pend) == 40, "lt_al_pend size");
 LT_ASSERT_OFF(struct lt_al_pend, site, 24);
 
 /* The profiles' shared structs for the ABI test and the BTF anchors (see LT_ABI_RECORDS). */
-#define LT_ABI_PROF(S, M)                                                                      \
-	S(lt_prof_key) M(lt_prof_key, tgid) M(lt_prof_key, kstack) M(lt_prof_key, ustack)       \
-	M(lt_prof_key, _pad0) M(lt_prof_key, comm)                                             \
-	S(lt_prof_val) M(lt_prof_val, count) M(lt_prof_val, ns)                                 \
-	S(lt_task_key) M(lt_task_key, tgid) M(lt_task_key, comm)                                \
-	S(lt_al_key) M(lt_al_key, tgid) M(lt_al_key, ustack) M(lt_al_key, caller)               \
-	S(lt_al_val) M(lt_al_val, bytes) M(lt_al_val, count_fp) M(lt_al_val, samples)           \
-	S(lt_al_live) M(lt_al_live, size) M(lt_al_live, weight) M(lt_al_live, site)             \
-	S(lt_al_pend) M(lt_al_pend, size) M(lt_al_pend, weight) M(lt_al_pend, memptr)           \
-	M(lt_al_pend, site)                                                                    \
-	S(lt_stack) M(lt_stack, ip)
+#define LT_ABI_PROF(S, M)                                                                         \
+	S(lt_prof_key)                                                                            \
+	M(lt_prof_key, tgid) M(lt_prof_key, kstack) M(lt_prof_key, ustack) M(lt_prof_key, _pad0)  \
+		M(lt_prof_key, comm) S(lt_prof_val) M(lt_prof_val, count) M(lt_prof_val, ns) S(   \
+			lt_task_key) M(lt_task_key, tgid) M(lt_task_key, comm) S(lt_al_key)       \
+			M(lt_al_key, tgid) M(lt_al_key, ustack) M(lt_al_key, caller) S(lt_al_val) \
+				M(lt_al_val, bytes) M(lt_al_val, count_fp) M(lt_al_val, samples)  \
+					S(lt_al_live) M(lt_al_live, size) M(lt_al_live, weight)   \
+						M(lt_al_live, site) S(lt_al_pend) M(              \
+							lt_al_pend, size) M(lt_al_pend, weight)   \
+							M(lt_al_pend, memptr) M(lt_al_pend, site) \
+								S(lt_stack) M(lt_stack, ip)
 
 #endif /* LT_PROF_H */

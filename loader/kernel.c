@@ -307,6 +307,73 @@ static int set_autocreate(struct bpf_object *obj, uint64_t probes)
 	return LT_OK;
 }
 
+/* kernel.threads-max bounds the threads that can hold state; 65536 keeps 5.10's preallocation small */
+uint32_t lt_default_max_threads(void)
+{
+	unsigned long long n = 0;
+	FILE *f = fopen("/proc/sys/kernel/threads-max", "re");
+
+	if (f) {
+		if (fscanf(f, "%llu", &n) != 1)
+			n = 0;
+		fclose(f);
+	}
+	return n && n < LT_MAX_THREADS_CAP ? (uint32_t)n : LT_MAX_THREADS_CAP;
+}
+
+/*
+ * Where per-thread and per-socket state lives (progs/lt_common.bpf.h). Task
+ * and socket storage came to tracing programs together, in 5.11, with the
+ * task storage map type itself: creating one such map answers for both,
+ * without the kernel BTF (libbpf's probe builds its own). Kernels without them
+ * get preallocated hashes: task maps are retyped, the socket map (keyed by the
+ * socket's address, not an int) is created here and handed to libbpf.
+ */
+static bool kernel_has_local_storage(void)
+{
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) == 1 &&
+	       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL) == 1;
+}
+
+static int set_state(struct lt_suite *s, const struct lt_load_opts *o)
+{
+	uint32_t threads = o->max_threads ? o->max_threads : lt_default_max_threads();
+	uint32_t conns = o->max_conns ? o->max_conns : LT_MAX_CONNS_DEFAULT;
+	bool local = o->state != LT_STATE_HASH && kernel_has_local_storage();
+	struct bpf_map *m;
+
+	if (o->state == LT_STATE_LOCAL && !local)
+		return lt_error(LT_ENV, "--state local: this kernel has no task and socket storage "
+					"for tracing programs (5.11+); use --state auto or hash");
+	s->skel->rodata->lt_cfg_local = local ? LT_LOCAL_TASK | LT_LOCAL_SK : 0;
+	if (local)
+		return LT_OK;
+	bpf_object__for_each_map (m, s->skel->obj) {
+		enum bpf_map_type t = bpf_map__type(m);
+		int fd;
+
+		if (t == BPF_MAP_TYPE_TASK_STORAGE) {
+			bpf_map__set_type(m, BPF_MAP_TYPE_HASH);
+			bpf_map__set_map_flags(m, 0); /* preallocated: 5.10 tracing wants it */
+			bpf_map__set_max_entries(m, threads);
+		} else if (t == BPF_MAP_TYPE_SK_STORAGE && bpf_map__autocreate(m)) {
+			fd = bpf_map_create(BPF_MAP_TYPE_HASH, bpf_map__name(m), sizeof(uint64_t),
+					    bpf_map__value_size(m), conns, NULL);
+			if (fd < 0)
+				return lt_error(errno == EPERM ? LT_ENV : LT_FAIL,
+						"cannot create map %s (%u entries): %s",
+						bpf_map__name(m), conns, strerror(errno));
+			if (bpf_map__reuse_fd(m, fd)) {
+				close(fd);
+				return lt_error(LT_FAIL, "cannot use map %s: %s", bpf_map__name(m),
+						strerror(errno));
+			}
+			close(fd); /* libbpf holds its own copy */
+		}
+	}
+	return LT_OK;
+}
+
 static int open_cgroup(const char *path, uint64_t *id)
 {
 	struct statfs fs;
@@ -383,6 +450,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	err = set_autocreate(s->skel->obj, o->probes);
+	if (!err)
+		err = set_state(s, o);
 	if (err) {
 		ret = err;
 		goto out;

@@ -15,6 +15,14 @@
 #include "lt_hist.h"
 #include "records.h"
 
+enum lt_state_mode {
+	LT_STATE_AUTO, /* local storage where tracing programs can use it, else hashes */
+	LT_STATE_LOCAL, /* local storage or fail */
+	LT_STATE_HASH, /* the bounded hashes, whatever the kernel has */
+};
+#define LT_MAX_THREADS_CAP 65536
+#define LT_MAX_CONNS_DEFAULT 65536
+
 struct lt_load_opts {
 	uint64_t probes; /* bit i: lt_probes[i] */
 	uint32_t pid; /* 0: any */
@@ -23,7 +31,13 @@ struct lt_load_opts {
 	bool pin; /* pin under LT_PIN_DIR (load) or keep in-process (run) */
 	bool replace; /* unload a pinned suite first */
 	bool sys_per_pid; /* syscalls probe: one histogram per (syscall, process) */
+	enum lt_state_mode state; /* where per-thread and per-socket state lives */
+	uint32_t max_threads; /* bounded hashes: entries of each per-thread map (0: default) */
+	uint32_t max_conns; /* bounded hashes: entries of the tcp map */
 };
+
+/* --max-threads' default: kernel.threads-max, at most LT_MAX_THREADS_CAP */
+uint32_t lt_default_max_threads(void);
 
 struct lt_suite; /* a suite, pinned or in-process */
 

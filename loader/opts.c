@@ -44,6 +44,9 @@ static const struct opt_desc descs[] = {
 	OPT_NUM("ringbuf-size", LT_O_RINGBUF, 1u << 30, true, ZERO_OK),
 	OPT("replace", LT_O_REPLACE, FLAG),
 	OPT("per-pid", LT_O_PER_PID, FLAG),
+	OPT("state", LT_O_STATE, STR),
+	OPT_NUM("max-threads", LT_O_MAX_THREADS, 1u << 22, true, ZERO_AT_LEAST_1),
+	OPT_NUM("max-conns", LT_O_MAX_CONNS, 1u << 24, true, ZERO_AT_LEAST_1),
 	OPT("json", LT_O_JSON, FLAG),
 	OPT("text", LT_O_TEXT, FLAG),
 	OPT("type", LT_O_TYPE, STR),
@@ -279,7 +282,16 @@ const char lt_load_opts_help[] =
 	"                         the process must exist (a process id, not a thread's)\n"
 	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
 	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
-	"                         (default 1M)\n";
+	"                         (default 1M)\n"
+	"    --state MODE         where probes keep per-thread and per-socket state: auto\n"
+	"                         (default: task- and socket-local storage where the kernel\n"
+	"                         lets tracing programs use it, 5.11+; else bounded hashes),\n"
+	"                         local (fail without it) or hash (the bounded hashes)\n"
+	"    --max-threads N      bounded hashes: threads in a syscall, open or run queue at\n"
+	"                         once (default: kernel.threads-max, at most 65536)\n"
+	"    --max-conns N        bounded hashes: TCP sockets tracked at once; a loopback\n"
+	"                         connection is two (default 65536). A full hash is counted\n"
+	"                         as drops\n";
 
 void lt_print_probes(FILE *f)
 {
@@ -301,6 +313,9 @@ void lt_load_defaults(struct lt_load_opts *o)
 		if (lt_probes[i].dflt)
 			o->probes |= 1ull << i;
 	o->ringbuf_size = LT_RINGBUF_DEFAULT;
+	o->state = LT_STATE_AUTO;
+	o->max_threads = 0; /* lt_default_max_threads(), at load */
+	o->max_conns = LT_MAX_CONNS_DEFAULT;
 }
 
 int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
@@ -327,6 +342,22 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 		return LT_OK;
 	case LT_O_PER_PID:
 		o->sys_per_pid = true;
+		return LT_OK;
+	case LT_O_STATE:
+		if (!strcmp(arg, "auto"))
+			o->state = LT_STATE_AUTO;
+		else if (!strcmp(arg, "local"))
+			o->state = LT_STATE_LOCAL;
+		else if (!strcmp(arg, "hash"))
+			o->state = LT_STATE_HASH;
+		else
+			return lt_error(LT_USAGE, "--state: '%s' is not auto, local or hash", arg);
+		return LT_OK;
+	case LT_O_MAX_THREADS:
+		o->max_threads = num;
+		return LT_OK;
+	case LT_O_MAX_CONNS:
+		o->max_conns = num;
 		return LT_OK;
 	}
 	return -1;

@@ -308,6 +308,8 @@ const char *const lt_prof_ctr_names[LT_PC_SLOTS] = {
 	[LT_PC_START_FULL] = "switch_table_full",
 	[LT_PC_LIVE_FULL] = "live_table_full",
 	[LT_PC_STACKS_FULL] = "stack_table_full",
+	[LT_PC_SEEN_FULL] = "process_table_full",
+	[LT_PC_CD_FULL] = "countdown_table_full",
 };
 
 void lt_prof_print_losses(FILE *f, const struct lt_prof_counts *c)

@@ -391,8 +391,19 @@ static int run_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_run(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES, LT_O_PID,  LT_O_CGROUP, LT_O_RINGBUF,	LT_O_JSON,
-				    LT_O_TEXT,	 LT_O_TYPE, LT_O_COUNT,	 LT_O_DURATION, 0 };
+	static const int keys[] = { LT_O_PROBES,
+				    LT_O_PID,
+				    LT_O_CGROUP,
+				    LT_O_RINGBUF,
+				    LT_O_JSON,
+				    LT_O_TEXT,
+				    LT_O_TYPE,
+				    LT_O_COUNT,
+				    LT_O_DURATION,
+				    LT_O_STATE,
+				    LT_O_MAX_THREADS,
+				    LT_O_MAX_CONNS,
+				    0 };
 	static struct stream s;
 	struct run_cli c = { .s = &s };
 	struct lt_handles h;

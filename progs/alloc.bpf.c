@@ -21,12 +21,13 @@ const volatile __u64 lt_cfg_al_mean = 0;
 const volatile __u64 lt_cfg_al_ival[LT_AL_IVAL_N] = {};
 const volatile bool lt_cfg_al_leaks = false;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tid */
-	__type(value, __s64); /* bytes to the next sample point */
-} lt_al_cd SEC(".maps");
+struct al_cd {
+	__u64 live; /* set once the countdown has its first interval */
+	__s64 left; /* bytes to the next sample point */
+};
+
+/* one countdown per thread (per-object state, lt_common.bpf.h) */
+LT_TASK_STATE(lt_al_cd, struct al_cd);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -59,24 +60,25 @@ static __always_inline __u64 al_interval(void)
 /* The weight of this allocation if it is sampled, else 0. */
 static __always_inline __u64 al_sample(__u32 tid, __u64 size)
 {
-	__s64 *cd, w;
+	struct al_cd *cd;
+	__s64 w;
 
 	if (lt_cfg_al_mean <= 1)
 		return size;
-	cd = bpf_map_lookup_elem(&lt_al_cd, &tid);
+	cd = lt_task_new(&lt_al_cd, lt_current(), tid);
 	if (!cd) {
-		__s64 first = al_interval();
-
-		bpf_map_update_elem(&lt_al_cd, &tid, &first, BPF_ANY);
-		cd = bpf_map_lookup_elem(&lt_al_cd, &tid);
-		if (!cd)
-			return 0;
-	}
-	*cd -= size; /* only this thread writes its countdown */
-	if (*cd > 0)
+		lt_prof_inc(LT_PC_CD_FULL);
 		return 0;
-	w = lt_cfg_al_mean - *cd;
-	*cd = al_interval();
+	}
+	if (!cd->live) {
+		cd->live = 1;
+		cd->left = al_interval();
+	}
+	cd->left -= size; /* only this thread writes its countdown */
+	if (cd->left > 0)
+		return 0;
+	w = lt_cfg_al_mean - cd->left;
+	cd->left = al_interval();
 	return w;
 }
 

@@ -41,7 +41,7 @@ int lt_bio_issue(__u64 *ctx)
 		key = ctx[1];
 	else
 		key = ctx[0];
-	lt_start(LT_PROBE_BIO, &lt_bio_start, &key);
+	lt_key_start(LT_PROBE_BIO, &lt_bio_start, &key);
 	return 0;
 }
 
@@ -53,7 +53,7 @@ int BPF_PROG(lt_bio_done, struct request *rq)
 	struct gendisk *disk;
 	__u32 op;
 
-	if (!lt_elapsed(&lt_bio_start, &key, &delta))
+	if (!lt_key_elapsed(&lt_bio_start, &key, &delta))
 		return 0; /* issued before the probe was loaded */
 	if (bpf_core_field_exists(((struct request___old *)rq)->rq_disk))
 		disk = BPF_CORE_READ((struct request___old *)rq, rq_disk);

@@ -2,6 +2,8 @@
 /* exit: one record per process, when its last thread exits. */
 #include "lt_common.bpf.h"
 
+#define EEXIST 17
+
 /* The tracepoint's newer prototype, which tells the last thread (group_dead). */
 typedef void (*btf_trace_sched_process_exit___gd)(void *, struct task_struct *, bool);
 
@@ -11,9 +13,15 @@ struct lt_exit_key {
 	__u64 start_time;
 };
 
+/*
+ * A claim lives from the process's last exits to the free of its group leader
+ * (lt_exit_free), which comes after every thread's exit: entries are the
+ * exiting processes not yet reaped. Not an LRU: an evicted claim would let a
+ * second thread write a second record.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 1024); /* entries matter for microseconds only */
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
 	__type(key, struct lt_exit_key);
 	__type(value, __u8);
 } lt_exit_seen SEC(".maps");
@@ -36,7 +44,8 @@ static __always_inline bool last_thread(unsigned long long *ctx, struct task_str
 		return false;
 	key.signal = (__u64)BPF_CORE_READ(p, signal);
 	key.start_time = BPF_CORE_READ(p, group_leader, start_time);
-	return bpf_map_update_elem(&lt_exit_seen, &key, &one, BPF_NOEXIST) == 0;
+	/* a full map cannot tell: write the record (a rare duplicate rather than a loss) */
+	return bpf_map_update_elem(&lt_exit_seen, &key, &one, BPF_NOEXIST) != -EEXIST;
 }
 
 SEC("tp_btf/sched_process_exit")
@@ -59,5 +68,21 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 	r->lifetime_ns = r->hdr.ts_ns - BPF_CORE_READ(p, group_leader, start_time);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	lt_submit(LT_PROBE_EXIT, r);
+	return 0;
+}
+
+/* Older kernels: the group leader is freed after every thread's exit; its claim goes. */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(lt_exit_free, struct task_struct *p)
+{
+	struct lt_exit_key key = {};
+
+	if (bpf_core_type_matches(btf_trace_sched_process_exit___gd))
+		return 0; /* no claims: the tracepoint says which thread is last */
+	if (BPF_CORE_READ(p, group_leader) != p)
+		return 0;
+	key.signal = (__u64)BPF_CORE_READ(p, signal);
+	key.start_time = BPF_CORE_READ(p, start_time);
+	bpf_map_delete_elem(&lt_exit_seen, &key);
 	return 0;
 }

@@ -37,8 +37,9 @@ struct {
 	__type(value, __u64);
 } lt_prof_err __weak SEC(".maps");
 
+/* processes already announced; full: counted, never evicted (an LRU would re-announce) */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct lt_task_key);
 	__type(value, __u8);
@@ -140,11 +141,17 @@ static __always_inline void lt_task_seen(__u32 tgid, const char *comm)
 	static const __u8 one = 1;
 	struct lt_task_key k = { .tgid = tgid };
 	struct lt_task *t;
+	long err;
 
 	__builtin_memcpy(k.comm, comm, LT_COMM_LEN);
-	if (bpf_map_lookup_elem(&lt_prof_seen, &k) ||
-	    bpf_map_update_elem(&lt_prof_seen, &k, &one, BPF_NOEXIST))
+	if (bpf_map_lookup_elem(&lt_prof_seen, &k))
 		return;
+	err = bpf_map_update_elem(&lt_prof_seen, &k, &one, BPF_NOEXIST);
+	if (err) {
+		if (err != -EEXIST)
+			lt_prof_inc(LT_PC_SEEN_FULL);
+		return;
+	}
 	t = bpf_ringbuf_reserve(&lt_events, sizeof(*t), 0);
 	if (!t) {
 		lt_prof_inc(LT_PC_TASK_DROP);

@@ -9,16 +9,12 @@
 #include "lt_core.bpf.h"
 
 struct lt_off_start {
-	__u64 ts;
+	__u64 ts; /* first: 0 when the thread is not blocked (lt_task_done) */
 	struct lt_prof_key key;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32); /* tid */
-	__type(value, struct lt_off_start);
-} lt_off_start SEC(".maps");
+/* per thread: since when and where it blocked (per-object state, lt_common.bpf.h) */
+LT_TASK_STATE(lt_off_start, struct lt_off_start);
 
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lt_prof_off, bool preempt, struct task_struct *prev, struct task_struct *next)
@@ -35,17 +31,20 @@ int BPF_PROG(lt_prof_off, bool preempt, struct task_struct *prev, struct task_st
 		bpf_get_current_comm(s.key.comm, sizeof(s.key.comm));
 		s.key.kstack = lt_stack_id(ctx, false);
 		s.key.ustack = lt_stack_id(ctx, true);
-		if (bpf_map_update_elem(&lt_off_start, &tid, &s, BPF_ANY))
-			lt_prof_inc(LT_PC_START_FULL);
-		else
+		st = lt_task_new(&lt_off_start, prev, tid);
+		if (st) {
+			*st = s;
 			lt_task_seen(s.key.tgid, s.key.comm);
+		} else {
+			lt_prof_inc(LT_PC_START_FULL);
+		}
 	}
 	tid = BPF_CORE_READ(next, pid);
-	st = bpf_map_lookup_elem(&lt_off_start, &tid);
-	if (!st)
+	st = lt_task_get(&lt_off_start, next, tid);
+	if (!st || !st->ts)
 		return 0;
 	lt_prof_inc(LT_PC_SAMPLES);
 	lt_prof_add(&st->key, now - st->ts);
-	bpf_map_delete_elem(&lt_off_start, &tid);
+	lt_task_done(&lt_off_start, st, tid);
 	return 0;
 }

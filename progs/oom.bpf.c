@@ -5,7 +5,7 @@
  * Since 6.8 the tracepoint passes the victim's task; before, only its pid.
  * There the victim's task comes from the SIGKILL the OOM killer sends it just
  * before marking it (same task, SEND_SIG_PRIV): lt_oom_kill keeps that task
- * per killing thread. bpf_core_type_matches picks the variant at load.
+ * per CPU (lt_oom_victim). bpf_core_type_matches picks the variant at load.
  */
 #include "lt_common.bpf.h"
 
@@ -20,11 +20,17 @@ struct mm_struct___old {
 	struct mm_rss_stat___old rss_stat;
 } __attribute__((preserve_access_index));
 
+/*
+ * The last task SIGKILL'd with SEND_SIG_PRIV on each CPU. The OOM killer
+ * sends the kill and marks the victim under task_lock(victim), a spinlock:
+ * no preemption or migration between the two, so mark_victim reads the slot
+ * of its own CPU, and checks the pid. Per CPU: nothing to evict.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u32); /* killing thread */
-	__type(value, struct task_struct *); /* its last SIGKILL'd task */
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct task_struct *);
 } lt_oom_victim SEC(".maps");
 
 static __always_inline __u64 mm_pages(struct mm_struct *mm, int i)
@@ -74,9 +80,8 @@ static __always_inline int emit(struct task_struct *victim, __u32 victim_pid, __
 SEC("tp_btf/mark_victim")
 int lt_oom(__u64 *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct task_struct *victim, **v;
-	__u32 pid;
+	__u32 pid, zero = 0;
 
 	if (bpf_core_type_matches(btf_trace_mark_victim___task)) {
 		victim = (struct task_struct *)ctx[0];
@@ -85,10 +90,11 @@ int lt_oom(__u64 *ctx)
 	/* older kernels: the argument is the victim's pid */
 	pid = (__u32)ctx[0];
 	victim = NULL;
-	v = bpf_map_lookup_elem(&lt_oom_victim, &tid);
-	if (v && BPF_CORE_READ(*v, pid) == pid)
+	v = bpf_map_lookup_elem(&lt_oom_victim, &zero);
+	if (v && *v && BPF_CORE_READ(*v, pid) == pid)
 		victim = *v;
-	bpf_map_delete_elem(&lt_oom_victim, &tid);
+	if (v)
+		*v = NULL;
 	return emit(victim, victim ? BPF_CORE_READ(victim, tgid) : pid,
 		    victim ? BPF_CORE_READ(victim, cred, uid.val) : 0);
 }
@@ -96,13 +102,16 @@ int lt_oom(__u64 *ctx)
 SEC("tp_btf/signal_generate")
 int BPF_PROG(lt_oom_kill, int sig, struct kernel_siginfo *info, struct task_struct *task)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct **v;
+	__u32 zero = 0;
 
 	if (bpf_core_type_matches(btf_trace_mark_victim___task))
 		return 0; /* the tracepoint names the victim itself */
 	/* the OOM killer's kill: SIGKILL with SEND_SIG_PRIV */
 	if (sig != 9 || info != (void *)1)
 		return 0;
-	bpf_map_update_elem(&lt_oom_victim, &tid, &task, BPF_ANY);
+	v = bpf_map_lookup_elem(&lt_oom_victim, &zero);
+	if (v)
+		*v = task;
 	return 0;
 }

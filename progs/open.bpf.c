@@ -16,6 +16,7 @@
 #include "lt_syscall_nr.h"
 
 struct open_args {
+	__u64 live; /* first: 0 when no open is in flight (lt_task_done zeroes it) */
 	const char *path;
 	__s32 dfd;
 	__u32 flags;
@@ -23,12 +24,8 @@ struct open_args {
 	__u32 syscall;
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8192);
-	__type(key, __u32); /* tid */
-	__type(value, struct open_args);
-} lt_open_args SEC(".maps");
+/* the arguments of the open a thread is in */
+LT_TASK_STATE(lt_open_args, struct open_args);
 
 /* x86-64 syscall arguments: di, si, dx, r10 */
 SEC("tp_btf/sys_enter")
@@ -36,7 +33,7 @@ int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	unsigned long di, si, dx, r10;
-	struct open_args a = {};
+	struct open_args a = { .live = 1 }, *slot;
 	struct open_how how = {};
 
 	if (id != LT_NR_open && id != LT_NR_openat && id != LT_NR_openat2)
@@ -70,7 +67,10 @@ int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 	if (lt_skip_current())
 		return 0;
 	/* a full map loses this open: counted as a drop, not silent */
-	if (bpf_map_update_elem(&lt_open_args, &tid, &a, BPF_ANY))
+	slot = lt_task_new(&lt_open_args, lt_current(), tid);
+	if (slot)
+		*slot = a;
+	else
 		lt_count(LT_PROBE_OPEN, true);
 	return 0;
 }
@@ -80,18 +80,20 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	long id = regs->orig_ax;
+	struct task_struct *task;
 	struct open_args *a;
 	struct lt_open *r;
 	long n;
 
 	if (id != LT_NR_open && id != LT_NR_openat && id != LT_NR_openat2)
 		return 0;
-	a = bpf_map_lookup_elem(&lt_open_args, &tid);
-	if (!a)
+	task = lt_current();
+	a = lt_task_get(&lt_open_args, task, tid);
+	if (!a || !a->live)
 		return 0;
 	r = lt_reserve(LT_PROBE_OPEN, LT_TYPE_OPEN, sizeof(*r));
 	if (!r) {
-		bpf_map_delete_elem(&lt_open_args, &tid);
+		lt_task_done(&lt_open_args, a, tid);
 		return 0;
 	}
 	r->ret = ret;
@@ -112,7 +114,7 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 			r->rflags |= LT_OPEN_PATH_TRUNC;
 	}
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
-	bpf_map_delete_elem(&lt_open_args, &tid);
+	lt_task_done(&lt_open_args, a, tid);
 	lt_submit(LT_PROBE_OPEN, r);
 	return 0;
 }

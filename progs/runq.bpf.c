@@ -9,12 +9,8 @@
 #include "lt_common.bpf.h"
 #include "lt_core.bpf.h"
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tid */
-	__type(value, __u64); /* runnable since */
-} lt_runq_start SEC(".maps");
+/* since when a thread is runnable (lt_start) */
+LT_TASK_STATE(lt_runq_start, __u64);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -29,7 +25,7 @@ static __always_inline void runnable(struct task_struct *p)
 
 	if (!tid || lt_skip(p, 0, 0))
 		return;
-	lt_start(LT_PROBE_RUNQ, &lt_runq_start, &tid);
+	lt_start(LT_PROBE_RUNQ, &lt_runq_start, p, tid);
 }
 
 SEC("tp_btf/sched_wakeup")
@@ -55,7 +51,7 @@ int BPF_PROG(lt_runq_switch, bool preempt, struct task_struct *prev, struct task
 
 	if (lt_task_state(prev) == 0) /* TASK_RUNNING: preempted, back on the run queue */
 		runnable(prev);
-	if (!lt_elapsed(&lt_runq_start, &tid, &delta))
+	if (!lt_elapsed(&lt_runq_start, next, tid, &delta))
 		return 0;
 	h = bpf_map_lookup_elem(&lt_runq_hist, &zero);
 	if (!h)

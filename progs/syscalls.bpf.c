@@ -9,12 +9,8 @@
 
 const volatile __u8 lt_cfg_sys_per_pid = 0;
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32); /* tid */
-	__type(value, __u64); /* entry time */
-} lt_sys_start SEC(".maps");
+/* the entry time of the syscall a thread is in (lt_start) */
+LT_TASK_STATE(lt_sys_start, __u64);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -30,7 +26,7 @@ int BPF_PROG(lt_sys_e, struct pt_regs *regs, long id)
 
 	if (lt_skip_current())
 		return 0;
-	lt_start(LT_PROBE_SYSCALLS, &lt_sys_start, &tid);
+	lt_start(LT_PROBE_SYSCALLS, &lt_sys_start, lt_current(), tid);
 	return 0;
 }
 
@@ -42,7 +38,7 @@ int BPF_PROG(lt_sys_x, struct pt_regs *regs, long ret)
 	struct lt_sys_key key = {};
 	__u64 delta;
 
-	if (!lt_elapsed(&lt_sys_start, &tid, &delta))
+	if (!lt_elapsed(&lt_sys_start, lt_current(), tid, &delta))
 		return 0;
 	key.nr = BPF_CORE_READ(regs, orig_ax);
 	if (lt_cfg_sys_per_pid)

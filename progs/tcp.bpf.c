@@ -6,7 +6,7 @@
  * kernels.
  *
  * A connection is tracked from SYN_SENT (connect) or SYN_RECV (accept) to
- * CLOSE in a hash keyed by the socket. State changes often run in softirq
+ * CLOSE in per-socket state (lt_tcp_conns). State changes often run in softirq
  * context, where the current task is unrelated: the owner is taken in
  * process context only (connect's SYN_SENT; the close() of an accepted
  * socket, FIN_WAIT1 or LAST_ACK), and the filters are applied to it.
@@ -44,12 +44,59 @@ struct conn {
 	struct lt_tcp_addr addr; /* taken at ESTABLISHED: by CLOSE the port may be released */
 };
 
+/*
+ * Socket-local storage where tracing programs have it: one entry per tracked
+ * socket, freed with it. Elsewhere the loader replaces it with a preallocated
+ * hash keyed by the socket's address, of --max-conns entries; a connection
+ * that finds it full is counted as a drop (its record is lost).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u64); /* struct sock * */
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct conn);
 } lt_tcp_conns SEC(".maps");
+
+/* The socket's live connection, or NULL (none, or closed: start_ns 0). */
+static __always_inline struct conn *conn_get(const struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct conn *c;
+
+	if (lt_cfg_local & LT_LOCAL_SK)
+		c = bpf_sk_storage_get(&lt_tcp_conns, (void *)sk, NULL, 0);
+	else
+		c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+	return c && c->start_ns ? c : NULL;
+}
+
+/* Start tracking the socket as `n`; false when there is no room (the caller counts it). */
+static __always_inline bool conn_new(const struct sock *sk, const struct conn *n)
+{
+	__u64 key = (__u64)sk;
+	struct conn *c;
+
+	if (lt_cfg_local & LT_LOCAL_SK) {
+		c = bpf_sk_storage_get(&lt_tcp_conns, (void *)sk, NULL,
+				       BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!c)
+			return false;
+		*c = *n;
+		return true;
+	}
+	return bpf_map_update_elem(&lt_tcp_conns, &key, n, BPF_ANY) == 0;
+}
+
+/* The connection ended: local storage goes with the socket, the hash slot is freed now. */
+static __always_inline void conn_done(const struct sock *sk, struct conn *c)
+{
+	__u64 key = (__u64)sk;
+
+	if (lt_cfg_local & LT_LOCAL_SK)
+		c->start_ns = 0;
+	else
+		bpf_map_delete_elem(&lt_tcp_conns, &key);
+}
 
 static __always_inline void own(struct conn *c)
 {
@@ -83,9 +130,15 @@ static __always_inline int fill_addr(struct lt_tcp_addr *a, const struct sock *s
 	return 0;
 }
 
-static __always_inline void tcp_state(const struct sock *sk, int oldstate, int newstate)
+/*
+ * One state change. False when nothing could be done about it: a new
+ * connection found no room (counted as a drop here by lt_tcp; lt_tcp_nest,
+ * which cannot tell whether lt_tcp already counted it, leaves it to the
+ * kernel's miss count), or the socket is not tracked.
+ */
+static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int newstate,
+				      bool nested)
 {
-	__u64 key = (__u64)sk;
 	struct conn *c, n = {};
 	struct tcp_sock *tp;
 	struct lt_tcp *r;
@@ -100,24 +153,27 @@ static __always_inline void tcp_state(const struct sock *sk, int oldstate, int n
 			n.direction = LT_TCP_ACCEPT;
 			n.keep = !lt_filtering(); /* until the owner is seen */
 		}
-		bpf_map_update_elem(&lt_tcp_conns, &key, &n, BPF_ANY);
-		return;
+		if (conn_new(sk, &n))
+			return true;
+		if (!nested)
+			lt_count(LT_PROBE_TCP, true);
+		return false;
 	}
-	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+	c = conn_get(sk);
 	if (!c)
-		return; /* opened before the probe was loaded */
+		return false; /* opened before the probe was loaded */
 	c->last = newstate;
 	if (newstate == TCP_ESTABLISHED_) {
 		fill_addr(&c->addr, sk);
 		c->syn_acked = oldstate == TCP_SYN_SENT_;
-		return;
+		return true;
 	}
 	if (!c->owner_known && (newstate == TCP_FIN_WAIT1_ || newstate == TCP_LAST_ACK_)) {
 		own(c); /* close() of an accepted socket */
-		return;
+		return true;
 	}
 	if (newstate != TCP_CLOSE_)
-		return;
+		return true;
 	if (!c->keep)
 		goto out;
 	r = lt_reserve(LT_PROBE_TCP, LT_TYPE_TCP, sizeof(*r));
@@ -155,14 +211,15 @@ static __always_inline void tcp_state(const struct sock *sk, int oldstate, int n
 	__builtin_memcpy(r->comm, c->comm, sizeof(r->comm));
 	lt_submit(LT_PROBE_TCP, r);
 out:
-	bpf_map_delete_elem(&lt_tcp_conns, &key);
+	conn_done(sk, c);
+	return true;
 }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 {
 	if (BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
-		tcp_state(sk, oldstate, newstate);
+		tcp_state(sk, oldstate, newstate, false);
 	return 0;
 }
 
@@ -178,31 +235,29 @@ int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lt_tcp_nest, const struct sock *sk, int oldstate, int newstate)
 {
-	__u64 key = (__u64)sk;
 	struct conn *c;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
-	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+	c = conn_get(sk);
 	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_) {
 		if (c && c->last == newstate)
 			return 0;
 	} else if (!c || c->last == newstate) {
 		return 0; /* lt_tcp saw it, or there is nothing to do */
 	}
-	tcp_state(sk, oldstate, newstate);
-	lt_count_recovered(LT_PROBE_TCP);
+	if (tcp_state(sk, oldstate, newstate, true))
+		lt_count_recovered(LT_PROBE_TCP);
 	return 0;
 }
 
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(lt_tcp_retrans, const struct sock *sk, const struct sk_buff *skb)
 {
-	__u64 key = (__u64)sk;
 	struct lt_tcp_retrans *r;
 	struct conn *c;
 
-	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+	c = conn_get(sk);
 	if (c ? !c->keep : lt_filtering())
 		return 0;
 	r = lt_reserve(LT_PROBE_TCP_RETRANS, LT_TYPE_TCP_RETRANS, sizeof(*r));

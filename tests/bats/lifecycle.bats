@@ -110,7 +110,7 @@ prog_ids_of() {
 	run -0 "$LT" status --json
 	run -0 jq -c '[.probes[] | select(.loaded) | .name]' <<<"$output"
 	assert_output '["exit","fork"]'
-	wait_prog_names "lt_exit lt_fork"
+	wait_prog_names "lt_exit lt_exit_free lt_fork"
 }
 
 @test "status and status --json: counters grow as processes run" {
