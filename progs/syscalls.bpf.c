@@ -6,6 +6,7 @@
  * entry and exit of every task.
  */
 #include "lt_common.bpf.h"
+#include "lt_syscall_nr.h"
 
 const volatile __u8 lt_cfg_sys_per_pid = 0;
 
@@ -24,7 +25,8 @@ int BPF_PROG(lt_sys_e, struct pt_regs *regs, long id)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	if (lt_skip_current())
+	/* they never return: on the fallback their entry would hold a slot until the tid is reused */
+	if (id == LT_NR_exit || id == LT_NR_exit_group || lt_skip_current())
 		return 0;
 	lt_start(LT_PROBE_SYSCALLS, &lt_sys_start, lt_current(), tid);
 	return 0;

@@ -328,7 +328,7 @@ lt_kernel_state() {
 	mv "$PIN" /sys/fs/bpf/lowtrace-old-999998
 	run --separate-stderr -0 "$LT" load --probes exit
 	[[ "$stderr" == *"removed /sys/fs/bpf/lowtrace-old-999998"* ]]
-	wait_prog_names "lt_exit"
+	wait_prog_names "lt_exit lt_exit_free"
 	# a reader (status) finishes it too, when no loader is at work
 	mv "$PIN" /sys/fs/bpf/lowtrace-tmp-999997
 	run --separate-stderr "$LT" status --json
@@ -350,11 +350,11 @@ lt_kernel_state() {
 	[[ "$stderr" == *"finished the replace a killed loader left half done"* ]]
 	run -0 jq -c '[.probes[] | select(.loaded) | .name], .leftovers' <<<"$output"
 	assert_output $'["exit"]\n[]'
-	wait_prog_names "lt_exit"
+	wait_prog_names "lt_exit lt_exit_free"
 	# killed after the old suite moved out: nothing at the pin path, the new one beside it
 	mv "$PIN" /sys/fs/bpf/lowtrace-new-999995
 	run -0 "$LT" events --count 1 --type exit --duration 5
-	wait_prog_names "lt_exit"
+	wait_prog_names "lt_exit lt_exit_free"
 	[ -d "$PIN" ]
 	run -0 ls /sys/fs/bpf
 	refute_line --regexp '^lowtrace-(tmp|new|old)-'
