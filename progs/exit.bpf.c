@@ -37,6 +37,7 @@ static __always_inline bool last_thread(unsigned long long *ctx, struct task_str
 {
 	struct lt_exit_key key = {};
 	__u8 one = 1;
+	long err;
 
 	if (bpf_core_type_matches(btf_trace_sched_process_exit___gd))
 		return (bool)ctx[1];
@@ -44,8 +45,12 @@ static __always_inline bool last_thread(unsigned long long *ctx, struct task_str
 		return false;
 	key.signal = (__u64)BPF_CORE_READ(p, signal);
 	key.start_time = BPF_CORE_READ(p, group_leader, start_time);
-	/* a full map cannot tell: write the record (a rare duplicate rather than a loss) */
-	return bpf_map_update_elem(&lt_exit_seen, &key, &one, BPF_NOEXIST) != -EEXIST;
+	err = bpf_map_update_elem(&lt_exit_seen, &key, &one, BPF_NOEXIST);
+	if (!err)
+		return true;
+	if (err == -EEXIST || bpf_map_lookup_elem(&lt_exit_seen, &key))
+		return false; /* another thread claimed it */
+	return true; /* a full map cannot tell: a rare duplicate rather than a loss */
 }
 
 SEC("tp_btf/sched_process_exit")
