@@ -164,6 +164,40 @@ struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx);
 int lt_ring_poll(struct lt_ring *r, int timeout_ms);
 void lt_ring_free(struct lt_ring *r);
 
+/*
+ * The map audit: how full a loaded probe's stateful maps are (its row's .own maps and its
+ * .map), so an operator sees one near its limit before it loses anything. Hash maps are
+ * counted with batch lookups where the kernel has them (else get_next_key); arrays are full
+ * by construction; task and socket local storage grow and shrink with the tasks and sockets
+ * and the kernel cannot count them cheaply: unknown (-1). Buffers are allocated by
+ * lt_maps_add: a read allocates nothing.
+ */
+struct lt_map_use {
+	const char *probe; /* the probe's row name */
+	const char *name; /* the map's name in the object */
+	const char *type; /* the kernel's type name: hash, percpu_array, task_storage, ... */
+	const char *per; /* local storage: "task" or "socket" (one entry per object), else NULL */
+	int64_t entries; /* -1: unknown */
+	int64_t max_entries; /* -1: unknown */
+	int64_t memlock; /* bytes of kernel memory (fdinfo), -1: not reported or not read */
+};
+struct lt_maps;
+struct lt_maps *lt_maps_new(void);
+/* one map of `probe`, by fd (taken); 0 or -errno */
+int lt_maps_add(struct lt_maps *m, const char *probe, const char *name, int fd);
+/*
+ * The stateful maps of the probes `loaded` (indexed by probe id) from the pins; a map whose
+ * pin is missing (a suite of another lowtrace) is left out. An exit code.
+ */
+int lt_maps_open(struct lt_maps **out, const bool loaded[LT_PROBE_SLOTS]);
+/* read every map's entries (and memlock if asked): 0 or -errno */
+int lt_maps_read(struct lt_maps *m, bool memlock);
+size_t lt_maps_count(const struct lt_maps *m);
+const struct lt_map_use *lt_maps_at(const struct lt_maps *m, size_t i);
+void lt_maps_no_batch(struct lt_maps *m); /* count key by key, as on kernels before 5.6 */
+bool lt_maps_batched(const struct lt_maps *m); /* the last read used batch lookups */
+void lt_maps_close(struct lt_maps *m);
+
 /* What `status` shows, read from the pins and the kernel. */
 struct lt_probe_status {
 	bool loaded;
@@ -171,11 +205,21 @@ struct lt_probe_status {
 	uint32_t prog_id;
 	struct lt_counts stat;
 };
+/* where per-object state lives (the pinned rodata's lt_cfg_local) */
+enum lt_state_kind {
+	LT_STATE_UNKNOWN, /* a suite loaded by a lowtrace without lt_cfg_local */
+	LT_STATE_LOCAL, /* task or socket local storage */
+	LT_STATE_HASH, /* the bounded hash */
+};
+#define LT_STATUS_MAPS 64
 struct lt_status {
 	uint32_t ringbuf_size;
 	uint32_t filter_pid;
 	uint64_t filter_cgroup_id;
+	enum lt_state_kind state_task, state_sk;
 	struct lt_probe_status probe[LT_PROBE_SLOTS];
+	size_t nmaps; /* the loaded probes' stateful maps, in table order */
+	struct lt_map_use maps[LT_STATUS_MAPS];
 };
 int lt_read_status(struct lt_status *st);
 /* Turn on the kernel's BPF run-time statistics while the returned fd is open. */

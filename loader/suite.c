@@ -56,10 +56,20 @@ static void help_status(void)
 	       "    written and dropped (ring full) since load. MISSED: events the kernel\n"
 	       "    skipped the probe for (it was already running on that CPU) that no\n"
 	       "    fallback program took over; up to that many records may be missing.\n"
-	       "    Also the ring size and filters.\n\n"
+	       "    Also the ring size and filters.\n"
+	       "    Then where per-thread and per-socket state lives (state: task-local or\n"
+	       "    socket-local storage, or bounded hashes), and for each loaded probe its\n"
+	       "    stateful maps: MAP, the kernel's TYPE, ENTRIES in use and MAX, so a map\n"
+	       "    near its limit shows before it loses anything (a full map's failed\n"
+	       "    inserts count as DROPS). Arrays are always full; task and socket local\n"
+	       "    storage hold one entry per task or socket and have no cap: \"-\".\n\n"
 	       "OPTIONS\n    --json               one JSON object (with the kernel's run_cnt and\n"
 	       "                         run_time_ns per probe, which grow only while BPF\n"
-	       "                         statistics are on)\n"
+	       "                         statistics are on; \"state\":{\"task\",\"sk\"}: "
+	       "\"local\"\n"
+	       "                         or \"hash\"; per loaded probe \"maps\":[{name, type,\n"
+	       "                         entries, max_entries, memlock (bytes)}], null where\n"
+	       "                         the kernel cannot tell)\n"
 	       "    --measure S          turn the kernel's BPF run-time statistics on for S\n"
 	       "                         seconds and print each probe's program runs and\n"
 	       "                         average cost per run (ns) over that window\n\n"
@@ -67,6 +77,58 @@ static void help_status(void)
 }
 
 /* ---- status ---- */
+
+static const char *state_json(enum lt_state_kind k)
+{
+	return k == LT_STATE_LOCAL ? "\"local\"" : "\"hash\"";
+}
+
+/* a number, or "-" where the kernel cannot tell */
+static void put_num_text(int64_t v, int width)
+{
+	if (v < 0)
+		printf(" %*s", width, "-");
+	else
+		printf(" %*lld", width, (long long)v);
+}
+
+static void put_num_json(const char *key, int64_t v)
+{
+	if (v < 0)
+		printf(",\"%s\":null", key);
+	else
+		printf(",\"%s\":%lld", key, (long long)v);
+}
+
+/* where per-object state lives, and how full each loaded probe's stateful map is */
+static void print_maps_text(const struct lt_status *st)
+{
+	if (st->state_task != LT_STATE_UNKNOWN) {
+		if (st->state_task == LT_STATE_HASH && st->state_sk == LT_STATE_HASH)
+			printf("state: bounded hashes (kernel without local storage for tracing, "
+			       "or "
+			       "--state hash)\n");
+		else
+			printf("state: %s, %s\n",
+			       st->state_task == LT_STATE_LOCAL ? "task-local storage"
+								: "per-thread bounded hash",
+			       st->state_sk == LT_STATE_LOCAL ? "socket-local storage"
+							      : "per-socket bounded hash");
+	}
+	if (!st->nmaps)
+		return;
+	printf("%-12s %-16s %-16s %10s %10s\n", "PROBE", "MAP", "TYPE", "ENTRIES", "MAX");
+	for (size_t i = 0; i < st->nmaps; i++) {
+		const struct lt_map_use *m = &st->maps[i];
+
+		printf("%-12s %-16s %-16s", m->probe, m->name, m->type);
+		put_num_text(m->entries, 10);
+		put_num_text(m->max_entries, 10);
+		if (m->per)
+			printf(" per %s", m->per);
+		printf("\n");
+	}
+}
 
 static void print_status_text(const struct lt_status *st)
 {
@@ -97,6 +159,7 @@ static void print_status_text(const struct lt_status *st)
 		       ps->prog_id, (unsigned long long)ps->stat.events,
 		       (unsigned long long)ps->stat.drops, (unsigned long long)ps->stat.missed);
 	}
+	print_maps_text(st);
 }
 
 /*
@@ -148,9 +211,34 @@ static void print_status_json(const struct lt_status *st)
 			       (unsigned long long)ps->stat.recovered,
 			       (unsigned long long)ps->stat.run_cnt,
 			       (unsigned long long)ps->stat.run_time_ns);
+		if (ps->loaded) {
+			bool first = true;
+
+			printf(",\"maps\":[");
+			for (size_t k = 0; k < st->nmaps; k++) {
+				const struct lt_map_use *m = &st->maps[k];
+
+				if (strcmp(m->probe, lt_probes[i].name))
+					continue;
+				printf("%s{\"name\":\"%s\",\"type\":\"%s\"", first ? "" : ",",
+				       m->name, m->type);
+				put_num_json("entries", m->entries);
+				put_num_json("max_entries", m->max_entries);
+				put_num_json("memlock", m->memlock);
+				printf("}");
+				first = false;
+			}
+			printf("]");
+		}
 		printf("}");
 	}
-	printf("],\"leftovers\":[");
+	printf("]");
+	if (st->state_task == LT_STATE_UNKNOWN)
+		printf(",\"state\":null");
+	else
+		printf(",\"state\":{\"task\":%s,\"sk\":%s}", state_json(st->state_task),
+		       state_json(st->state_sk));
+	printf(",\"leftovers\":[");
 	for (int i = 0; i < n; i++)
 		printf("%s\"%s/%s\"", i ? "," : "", LT_PIN_ROOT, names[i]);
 	printf("]}\n");
