@@ -96,6 +96,7 @@ struct server {
 	struct lt_counts counts[LT_PROBE_SLOTS]; /* per row of lt_probes, this scrape */
 	bool have[LT_PROBE_SLOTS];
 	struct lt_agg *agg[LT_PROBE_SLOTS];
+	struct lt_maps *maps; /* the loaded probes' stateful maps */
 	struct lt_hist *by_name; /* per name of a probe's keys (syscalls: over processes) */
 	unsigned int nnames; /* room in by_name */
 	struct lt_hist all; /* every key */
@@ -167,6 +168,29 @@ static void put_counters(struct server *s, const char *metric, const char *help,
 	}
 }
 
+/* One gauge family of the map audit: a sample per map whose value the kernel can tell. */
+static void put_map_gauge(struct server *s, const char *metric, const char *help, bool max)
+{
+	struct lt_buf *b = s->body;
+
+	help_type(b, metric, "gauge", help);
+	for (size_t i = 0; i < lt_maps_count(s->maps); i++) {
+		const struct lt_map_use *m = lt_maps_at(s->maps, i);
+		int64_t v = max ? m->max_entries : m->entries;
+
+		if (v < 0)
+			continue; /* local storage: no count, no cap */
+		lt_put_s(b, metric);
+		lt_put_s(b, "{probe=\"");
+		lt_put_s(b, m->probe);
+		lt_put_s(b, "\",map=\"");
+		lt_put_s(b, m->name);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, (uint64_t)v);
+		lt_put_c(b, '\n');
+	}
+}
+
 /* keys summed per name: a counter per name, the histogram per name or in all */
 static int put_named(struct server *s, struct lt_agg *a)
 {
@@ -210,6 +234,8 @@ static void suite_close(struct server *s)
 		lt_agg_close(s->agg[i]);
 		s->agg[i] = NULL;
 	}
+	lt_maps_close(s->maps);
+	s->maps = NULL;
 	lt_stats_close(&s->sr);
 	lt_close_handles(&s->h);
 }
@@ -232,6 +258,8 @@ static int suite_open(struct server *s)
 			err = lt_agg_open(&s->agg[lt_probes[i].id], lt_probes[i].map,
 					  lt_probes[i].name);
 	}
+	if (!err)
+		err = lt_maps_open(&s->maps, s->loaded);
 	if (err)
 		suite_close(s);
 	return err;
@@ -276,6 +304,16 @@ static int scrape(struct server *s)
 		     "Events the kernel skipped the probe for (it was already running on that CPU) "
 		     "and no fallback took over, per probe.",
 		     offsetof(struct lt_counts, missed));
+	if (lt_maps_read(s->maps, false))
+		return 500;
+	put_map_gauge(s, "lowtrace_map_entries",
+		      "Entries in use in a probe's stateful map (hashes counted, arrays full; none "
+		      "for task or socket local storage).",
+		      false);
+	put_map_gauge(s, "lowtrace_map_max_entries",
+		      "Entries a probe's stateful map holds at most; a full map's failed inserts "
+		      "count as drops.",
+		      true);
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_prom *m = lt_probes[i].prom;
 
@@ -706,7 +744,10 @@ static void help_metrics(void)
 	       "    Answers HTTP GET (and HEAD) /metrics with the text exposition format 0.0.4,\n"
 	       "    read from the pinned maps at each scrape: lowtrace_events_total{probe},\n"
 	       "    lowtrace_drops_total{probe}, lowtrace_missed_total{probe} (events the\n"
-	       "    kernel skipped the probe for), and for the aggregate probes that are loaded\n"
+	       "    kernel skipped the probe for), lowtrace_map_entries{probe,map} and\n"
+	       "    lowtrace_map_max_entries{probe,map} (gauges: how full each loaded probe's\n"
+	       "    stateful maps are; no sample where the kernel cannot tell, as for task and\n"
+	       "    socket local storage), and for the aggregate probes that are loaded\n"
 	       "    lowtrace_syscalls_total{name}, lowtrace_syscall_latency_seconds,\n"
 	       "    lowtrace_runq_latency_seconds, lowtrace_bio_latency_seconds{device,op}\n"
 	       "    (histograms: cumulative _bucket{le}, _sum, _count). Other paths get 404,\n"
