@@ -189,6 +189,12 @@ $(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(KERNEL_OBJS)
 
 $(BUILD)/tests/test_agg.o: $(BUILD)/lowtrace.skel.h
 
+# the map audit's reader, the same way
+$(BUILD)/tests/test_maps: $(BUILD)/tests/test_maps.o $(CORE_OBJS) $(KERNEL_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+
+$(BUILD)/tests/test_maps.o: $(BUILD)/lowtrace.skel.h
+
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $(filter-out $(BUILD)/lowtrace.bpf.o,$^) $(LIBBPF_LIBS) $(CORE_LIBS)
 
