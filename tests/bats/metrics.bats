@@ -106,6 +106,34 @@ print(len(b))' "$body"
 	run -1 grep -q 'lowtrace_syscall_latency_seconds_bucket{name=' "$body"
 }
 
+@test "map gauges: lowtrace_map_entries and _max_entries per stateful map, as status counts them" {
+	run -0 "$LT" load --probes syscalls,runq
+	serve
+	python3 -c 'import os
+for _ in range(100): os.getppid(); os.umask(0o22)'
+	run -0 scrape
+	assert_line -n 0 "HTTP/1.1 200 OK"
+	local body="$BATS_TEST_TMPDIR/body"
+	printf '%s\n' "${lines[@]:1}" >"$body"
+	run -0 promtool check metrics <"$body"
+	run -0 grep -c '^# TYPE lowtrace_map_\(max_\)\?entries gauge$' "$body"
+	assert_output 2
+	run -0 grep -E '^lowtrace_map_(max_)?entries\{probe="runq",map="lt_runq_hist"\} ' "$body"
+	assert_output "$(printf 'lowtrace_map_entries{probe="runq",map="lt_runq_hist"} 1\nlowtrace_map_max_entries{probe="runq",map="lt_runq_hist"} 1')"
+	run -0 grep -E '^lowtrace_map_max_entries\{probe="syscalls",map="lt_sys_hist"\} 4096$' "$body"
+	local n st
+	n=$(sed -nE 's/^lowtrace_map_entries\{probe="syscalls",map="lt_sys_hist"\} ([0-9]+)$/\1/p' "$body")
+	[ "${n:-0}" -ge 2 ] && [ "$n" -le 4096 ] || fail "lt_sys_hist entries: '$n'"
+	# status, read after the scrape, counts at least as many (keys are never deleted)
+	st=$("$LT" status --json | jq '.probes[] | select(.name == "syscalls") | .maps[] | select(.name == "lt_sys_hist") | .entries')
+	[ "$st" -ge "$n" ] || fail "status $st < scrape $n"
+	# every map status lists has its max gauge (none unknown here), and no other map
+	run -0 bash -c "grep -oE '^lowtrace_map_max_entries\{[^}]*\}' '$body' | sort"
+	local want
+	want=$("$LT" status --json | jq -r '.probes[] | select(.loaded) | .name as $p | .maps[] | select(.max_entries != null) | "lowtrace_map_max_entries{probe=\"\($p)\",map=\"\(.name)\"}"' | sort)
+	assert_output "$want"
+}
+
 @test "--per-syscall-latency: a histogram per syscall name, still valid" {
 	run -0 "$LT" load --probes syscalls
 	serve --per-syscall-latency
