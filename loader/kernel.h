@@ -207,9 +207,9 @@ struct lt_probe_status {
 };
 /* where per-object state lives (the pinned rodata's lt_cfg_local) */
 enum lt_state_kind {
-	LT_STATE_UNKNOWN, /* a suite loaded by a lowtrace without lt_cfg_local */
-	LT_STATE_LOCAL, /* task or socket local storage */
-	LT_STATE_HASH, /* the bounded hash */
+	LT_KIND_UNKNOWN, /* a suite loaded by a lowtrace without lt_cfg_local */
+	LT_KIND_LOCAL, /* task or socket local storage */
+	LT_KIND_HASH, /* the bounded hash */
 };
 #define LT_STATUS_MAPS 64
 struct lt_status {

@@ -867,8 +867,8 @@ static void read_state(const struct bpf_map_info *mi, const char *rodata, struct
 		    v->size != sizeof(bits) || v->offset + sizeof(bits) > mi->value_size)
 			continue;
 		memcpy(&bits, rodata + v->offset, sizeof(bits));
-		st->state_task = bits & 1 ? LT_STATE_LOCAL : LT_STATE_HASH;
-		st->state_sk = bits & 2 ? LT_STATE_LOCAL : LT_STATE_HASH;
+		st->state_task = bits & 1 ? LT_KIND_LOCAL : LT_KIND_HASH;
+		st->state_sk = bits & 2 ? LT_KIND_LOCAL : LT_KIND_HASH;
 	}
 	btf__free(btf);
 }

@@ -80,7 +80,7 @@ static void help_status(void)
 
 static const char *state_json(enum lt_state_kind k)
 {
-	return k == LT_STATE_LOCAL ? "\"local\"" : "\"hash\"";
+	return k == LT_KIND_LOCAL ? "\"local\"" : "\"hash\"";
 }
 
 /* a number, or "-" where the kernel cannot tell */
@@ -103,17 +103,17 @@ static void put_num_json(const char *key, int64_t v)
 /* where per-object state lives, and how full each loaded probe's stateful map is */
 static void print_maps_text(const struct lt_status *st)
 {
-	if (st->state_task != LT_STATE_UNKNOWN) {
-		if (st->state_task == LT_STATE_HASH && st->state_sk == LT_STATE_HASH)
+	if (st->state_task != LT_KIND_UNKNOWN) {
+		if (st->state_task == LT_KIND_HASH && st->state_sk == LT_KIND_HASH)
 			printf("state: bounded hashes (kernel without local storage for tracing, "
 			       "or "
 			       "--state hash)\n");
 		else
 			printf("state: %s, %s\n",
-			       st->state_task == LT_STATE_LOCAL ? "task-local storage"
-								: "per-thread bounded hash",
-			       st->state_sk == LT_STATE_LOCAL ? "socket-local storage"
-							      : "per-socket bounded hash");
+			       st->state_task == LT_KIND_LOCAL ? "task-local storage"
+							       : "per-thread bounded hash",
+			       st->state_sk == LT_KIND_LOCAL ? "socket-local storage"
+							     : "per-socket bounded hash");
 	}
 	if (!st->nmaps)
 		return;
@@ -233,7 +233,7 @@ static void print_status_json(const struct lt_status *st)
 		printf("}");
 	}
 	printf("]");
-	if (st->state_task == LT_STATE_UNKNOWN)
+	if (st->state_task == LT_KIND_UNKNOWN)
 		printf(",\"state\":null");
 	else
 		printf(",\"state\":{\"task\":%s,\"sk\":%s}", state_json(st->state_task),
