@@ -12,7 +12,9 @@ prog_ids_of() {
 @test "load: exit 0 and a summary of every default probe on tp_btf with the kernel's program ids" {
 	run --separate-stderr -0 "$LT" load
 	assert_equal "$stderr" ""
-	assert_equal "${#lines[@]}" $((4 + ${#ALL_PROBES[@]}))
+	# the probe table, then where state lives and the stateful maps of exit, oom, tcp and
+	# tcp_retrans (maps.bats checks those)
+	assert_equal "${#lines[@]}" $((4 + ${#ALL_PROBES[@]} + 2 + 4))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
@@ -31,6 +33,8 @@ prog_ids_of() {
 		assert_line -n $i --regexp "^$name +- *\$"
 		i=$((i + 1))
 	done
+	assert_line -n $i --regexp '^state: '
+	assert_line -n $((i + 1)) --regexp '^PROBE +MAP +TYPE +ENTRIES +MAX$'
 }
 
 @test "pins: /sys/fs/bpf/lowtrace, directories 0700, pins 0600, links named after the probes" {

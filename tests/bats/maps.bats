@@ -46,3 +46,103 @@ for _ in range(200): os.getppid(); os.umask(0o22); os.getpgrp()'
 	run -0 jq -c '[.probes[] | select(.name == "bio" or .name == "exec") | [.name, (.maps | type)]]' <<<"$output"
 	assert_output '[["exec","array"],["bio","null"]]'
 }
+
+# local_or_skip ARGS: load ARGS --state local, or skip where the kernel has no local storage
+local_or_skip() {
+	run --separate-stderr "$LT" load "$@" --state local
+	[ "$status" != 5 ] || skip "kernel before 5.11: no task/socket local storage for tracing programs"
+	assert_equal "$status" 0
+}
+
+@test "local storage: task_storage and sk_storage rows with no count and no cap ('-', null)" {
+	local_or_skip --probes syscalls,tcp,tcp_retrans
+	run -0 "$LT" status --json
+	local st=$output
+	run -0 jq -c .state <<<"$st"
+	assert_output '{"task":"local","sk":"local"}'
+	run -0 jq -c '[.probes[] | select(.loaded) | .name as $p | .maps[] | select(.type | endswith("_storage")) | [$p, .name, .type, .entries, .max_entries]]' <<<"$st"
+	assert_output '[["tcp","lt_tcp_conns","sk_storage",null,null],["tcp_retrans","lt_tcp_conns","sk_storage",null,null],["syscalls","lt_sys_start","task_storage",null,null]]'
+	run -0 "$LT" status
+	assert_line "state: task-local storage, socket-local storage"
+	assert_line --regexp '^syscalls +lt_sys_start +task_storage +- +- per task$'
+	assert_line --regexp '^tcp +lt_tcp_conns +sk_storage +- +- per socket$'
+	assert_line --regexp '^syscalls +lt_sys_hist +percpu_hash +[0-9]+ +4096$'
+}
+
+@test "--state hash --max-threads 1000 --max-conns 500: the bounded hashes with those caps" {
+	run -0 "$LT" load --probes syscalls,tcp,tcp_retrans,open,runq --state hash --max-threads 1000 --max-conns 500
+	# the load summary says it too
+	assert_line "state: bounded hashes (kernel without local storage for tracing, or --state hash)"
+	run -0 "$LT" status --json
+	local st=$output
+	run -0 jq -c .state <<<"$st"
+	assert_output '{"task":"hash","sk":"hash"}'
+	run -0 jq -r '.probes[] | select(.loaded) | .name as $p | .maps[] | select(.name | test("_start|_args|_conns")) | "\($p) \(.name) \(.type) \(.max_entries)"' <<<"$st"
+	assert_output "$(printf '%s\n' 'tcp lt_tcp_conns hash 500' 'tcp_retrans lt_tcp_conns hash 500' \
+		'open lt_open_args hash 1000' 'syscalls lt_sys_start hash 1000' 'runq lt_runq_start hash 1000')"
+	# counted: this status itself is in a syscall while it reads
+	run -0 jq -e '.probes[] | select(.name == "syscalls") | .maps[] | select(.name == "lt_sys_start") | .entries >= 1 and .entries <= 1000' <<<"$st"
+	run -0 "$LT" status
+	assert_line --regexp '^syscalls +lt_sys_start +hash +[0-9]+ +1000$'
+	assert_line --regexp '^tcp +lt_tcp_conns +hash +[0-9]+ +500$'
+}
+
+# conns N: N loopback connections held open until a line on stdin (coprocess CONNS)
+conns_py() {
+	cat >"$BATS_TEST_TMPDIR/conns.py" <<'PY'
+import socket, sys
+n = int(sys.argv[1])
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(n)
+cs = [socket.create_connection(l.getsockname()) for _ in range(n)]
+ss = [l.accept()[0] for _ in range(n)]
+print("open", flush=True)
+sys.stdin.readline()
+for s in cs + ss: s.close()
+l.close()
+print("closed", flush=True)
+PY
+}
+
+conns_entries() {
+	"$LT" status --json | jq '.probes[] | select(.name == "tcp") | .maps[] | select(.name == "lt_tcp_conns") | .entries'
+}
+
+@test "tcp fallback: 30 open loopback connections are 60 entries of lt_tcp_conns, 0 once closed" {
+	run -0 "$LT" load --probes tcp --state hash --max-conns 500
+	conns_py
+	local before line
+	before=$(conns_entries)
+	coproc CONNS { python3 "$BATS_TEST_TMPDIR/conns.py" 30; }
+	bg_track "$CONNS_PID"
+	read -r -t 10 -u "${CONNS[0]}" line
+	assert_equal "$line" open
+	# both ends of each: the connecting and the accepted socket
+	run -0 conns_entries
+	[ "$output" -ge $((before + 60)) ] || fail "entries with 30 open: $output (before: $before)"
+	echo >&"${CONNS[1]}"
+	read -r -t 10 -u "${CONNS[0]}" line
+	assert_equal "$line" closed
+	local i n
+	for ((i = 0; i < 50; i++)); do
+		n=$(conns_entries)
+		[ "$n" -le "$before" ] && break
+		sleep 0.1
+	done
+	[ "$n" -le "$before" ] || fail "entries after close: $n (before: $before)"
+}
+
+@test "a full map: --max-conns 40 and 30 connections (60 sockets) show 40 of 40, and tcp drops" {
+	run -0 "$LT" load --probes tcp --state hash --max-conns 40
+	conns_py
+	local line
+	coproc CONNS { python3 "$BATS_TEST_TMPDIR/conns.py" 30; }
+	bg_track "$CONNS_PID"
+	read -r -t 10 -u "${CONNS[0]}" line
+	assert_equal "$line" open
+	run -0 "$LT" status
+	assert_line --regexp '^tcp +lt_tcp_conns +hash +40 +40$'
+	run -0 probe_field tcp drops
+	[ "$output" -ge 1 ] || fail "tcp drops with a full map: $output"
+	echo >&"${CONNS[1]}"
+	read -r -t 10 -u "${CONNS[0]}" line
+}
