@@ -134,6 +134,50 @@ for _ in range(100): os.getppid(); os.umask(0o22)'
 	assert_output "$want"
 }
 
+@test "map gauges follow the state path: none for local storage, the caps of --state hash, live socket counts" {
+	run --separate-stderr "$LT" load --probes syscalls,tcp --state local
+	[ "$status" != 5 ] || skip "kernel before 5.11: no task/socket local storage for tracing programs"
+	assert_equal "$status" 0
+	serve
+	run -0 scrape
+	assert_line -n 0 "HTTP/1.1 200 OK"
+	# task and socket storage: the kernel can tell neither a count nor a cap
+	refute_line --partial 'map="lt_sys_start"'
+	refute_line --partial 'map="lt_tcp_conns"'
+	assert_line 'lowtrace_map_max_entries{probe="syscalls",map="lt_sys_hist"} 4096'
+
+	# the same server after a replace with the bounded hashes
+	run -0 "$LT" load --replace --probes syscalls,tcp --state hash --max-threads 1000 --max-conns 500
+	cat >"$BATS_TEST_TMPDIR/conns.py" <<'PY'
+import socket, sys
+n = int(sys.argv[1])
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(n)
+cs = [socket.create_connection(l.getsockname()) for _ in range(n)]
+ss = [l.accept()[0] for _ in range(n)]
+print("open", flush=True)
+sys.stdin.readline()
+PY
+	local line
+	coproc CONNS { python3 "$BATS_TEST_TMPDIR/conns.py" 30; }
+	bg_track "$CONNS_PID"
+	read -r -t 10 -u "${CONNS[0]}" line
+	assert_equal "$line" open
+	run -0 scrape
+	assert_line -n 0 "HTTP/1.1 200 OK"
+	printf '%s\n' "${lines[@]:1}" >"$BATS_TEST_TMPDIR/body"
+	run -0 promtool check metrics <"$BATS_TEST_TMPDIR/body"
+	run -0 grep -E '^lowtrace_map_(max_)?entries\{probe="(syscalls|tcp)",map="lt_(sys_start|tcp_conns)"\} ' "$BATS_TEST_TMPDIR/body"
+	assert_line 'lowtrace_map_max_entries{probe="syscalls",map="lt_sys_start"} 1000'
+	assert_line 'lowtrace_map_max_entries{probe="tcp",map="lt_tcp_conns"} 500'
+	# both ends of the 30 open connections, and nothing else on this host's loopback
+	local n
+	n=$(sed -nE 's/^lowtrace_map_entries\{probe="tcp",map="lt_tcp_conns"\} ([0-9]+)$/\1/p' "$BATS_TEST_TMPDIR/body")
+	[ "$n" -ge 60 ] && [ "$n" -le 500 ] || fail "lt_tcp_conns entries: '$n'"
+	n=$(sed -nE 's/^lowtrace_map_entries\{probe="syscalls",map="lt_sys_start"\} ([0-9]+)$/\1/p' "$BATS_TEST_TMPDIR/body")
+	[ "$n" -ge 1 ] && [ "$n" -le 1000 ] || fail "lt_sys_start entries: '$n'"
+	echo >&"${CONNS[1]}"
+}
+
 @test "--per-syscall-latency: a histogram per syscall name, still valid" {
 	run -0 "$LT" load --probes syscalls
 	serve --per-syscall-latency
