@@ -65,11 +65,10 @@ static void help_status(void)
 	       "    storage hold one entry per task or socket and have no cap: \"-\".\n\n"
 	       "OPTIONS\n    --json               one JSON object (with the kernel's run_cnt and\n"
 	       "                         run_time_ns per probe, which grow only while BPF\n"
-	       "                         statistics are on; \"state\":{\"task\",\"sk\"}: "
-	       "\"local\"\n"
-	       "                         or \"hash\"; per loaded probe \"maps\":[{name, type,\n"
-	       "                         entries, max_entries, memlock (bytes)}], null where\n"
-	       "                         the kernel cannot tell)\n"
+	       "                         statistics are on; \"state\":{\"task\",\"sk\"}:\n"
+	       "                         \"local\" or \"hash\"; per loaded probe \"maps\":[{name,\n"
+	       "                         type, entries, max_entries, memlock (bytes)}], null\n"
+	       "                         where the kernel cannot tell)\n"
 	       "    --measure S          turn the kernel's BPF run-time statistics on for S\n"
 	       "                         seconds and print each probe's program runs and\n"
 	       "                         average cost per run (ns) over that window\n\n"
@@ -105,9 +104,8 @@ static void print_maps_text(const struct lt_status *st)
 {
 	if (st->state_task != LT_KIND_UNKNOWN) {
 		if (st->state_task == LT_KIND_HASH && st->state_sk == LT_KIND_HASH)
-			printf("state: bounded hashes (kernel without local storage for tracing, "
-			       "or "
-			       "--state hash)\n");
+			printf("state: bounded hashes (kernel without local storage for "
+			       "tracing, or --state hash)\n");
 		else
 			printf("state: %s, %s\n",
 			       st->state_task == LT_KIND_LOCAL ? "task-local storage"
