@@ -1,0 +1,217 @@
+#!/usr/bin/env bats
+# scale: exact counts with tens of thousands of objects live at once: loopback
+# connections (tcp), threads inside one syscall (open, syscalls), processes
+# (syscalls --per-pid). Per-object state lives in socket and task local storage
+# where the kernel lets tracing programs use it (5.11+); otherwise, or with
+# --state hash, in bounded hashes where a failed insert is a counted drop. So on
+# every path each object is either recorded or counted: never silently lost.
+
+load helpers
+
+# The storms' sizes (the issue's figures).
+CONNS=50000
+THREADS=5000
+PROCS=5000
+
+setup() {
+	lt_setup
+	need_workloads connstorm threadstorm procstorm
+	OUT="$BATS_TEST_TMPDIR/events"
+}
+
+# lt_cfg_local: the state path the pinned suite chose (.rodata's lt_cfg_local):
+# bit 0 per-thread state in task storage, bit 1 tcp state in socket storage,
+# 0 the bounded hashes
+lt_cfg_local() {
+	bpftool map dump pinned "$PIN/maps/rodata" -j |
+		jq -e '[.[0].formatted.value[".rodata"][] | .lt_cfg_local? // empty] | first'
+}
+
+# map_kind NAME: "TYPE MAX_ENTRIES" of a pinned map of the suite
+map_kind() {
+	bpftool map show pinned "$PIN/maps/$1" -j | jq -r '"\(.type) \(.max_entries)"'
+}
+
+# probe_stat NAME: "events drops missed" of a probe, from status --json
+probe_stat() {
+	"$LT" status --json | jq -r --arg n "$1" '.probes[] | select(.name == $n) | "\(.events) \(.drops) \(.missed)"'
+}
+
+# connstorm N: N loopback connections live at once, in a network namespace of
+# its own with the whole port range (a worker's connections share its listener,
+# so each takes an ephemeral port); 6000 per worker: 12000 fds, under the
+# 20000 a process may hold where the tests run
+connstorm() {
+	local w=$((($1 + 5999) / 6000))
+	run -0 timeout 600 unshare -n bash -c \
+		'ip link set lo up && sysctl -qw net.ipv4.ip_local_port_range="1024 65535" && exec "$@"' \
+		bash "$WLDIR/connstorm" "$1" "$w" 3>&-
+	assert_output "connstorm: $1 connections live at once"
+}
+
+# tcp_settle N: wait until the tcp probe has written or dropped N records (the
+# last closes may still run in softirqs); sets EVENTS DROPS MISSED
+tcp_settle() {
+	local i
+	for ((i = 0; i < 300; i++)); do
+		read -r EVENTS DROPS MISSED < <(probe_stat tcp)
+		[ $((EVENTS + DROPS)) -lt "$1" ] || return 0
+		sleep 0.1
+	done
+	echo "tcp: $EVENTS records and $DROPS drops, expected $1 in all" >&2
+}
+
+# tcp_counts: read the ring's EVENTS records into OUT; sets CONNECTS and ACCEPTS,
+# connstorm's records with 10 bytes each way (grep: jq is slow on 100 000 lines
+# in an emulated guest)
+tcp_counts() {
+	run -0 timeout 300 "$LT" events --json --count "$EVENTS"
+	printf '%s\n' "$output" >"$OUT"
+	CONNECTS=$(grep -c '"comm":"connstorm",.*"direction":"connect","tx_bytes":10,"rx_bytes":10,' "$OUT" || true)
+	ACCEPTS=$(grep -c '"comm":"connstorm",.*"direction":"accept","tx_bytes":10,"rx_bytes":10,' "$OUT" || true)
+}
+
+@test "a connection storm, all live at once: two records per connection, none lost (socket storage); records + drops on the hash fallback" {
+	run -0 "$LT" load --probes tcp --ringbuf-size 64M
+	local cfg
+	cfg=$(lt_cfg_local)
+	connstorm "$CONNS"
+	tcp_settle $((2 * CONNS))
+	tcp_counts
+	echo "# lt_cfg_local $cfg: $CONNECTS connect, $ACCEPTS accept, $DROPS drops, $MISSED missed" >&3
+	assert_equal "$MISSED" 0
+	if ((cfg & 2)); then
+		run -0 map_kind lt_tcp_conns
+		assert_output --regexp '^sk_storage '
+		assert_equal "$CONNECTS" "$CONNS"
+		assert_equal "$ACCEPTS" "$CONNS"
+		assert_equal "$DROPS" 0
+	else
+		# before 5.11: the default hash holds 65536 sockets, each loopback connection has two
+		run -0 map_kind lt_tcp_conns
+		assert_output "hash 65536"
+		assert_equal $((CONNECTS + ACCEPTS + DROPS)) $((2 * CONNS))
+	fi
+}
+
+@test "load --state hash --max-conns: a storm beyond the hash, every connection recorded or counted as a drop" {
+	local max=$((CONNS * 3 / 5))
+	run -0 "$LT" load --probes tcp --ringbuf-size 64M --state hash --max-conns "$max"
+	run -0 lt_cfg_local
+	assert_equal $((output & 2)) 0
+	run -0 map_kind lt_tcp_conns
+	assert_output "hash $max"
+	connstorm "$CONNS"
+	tcp_settle $((2 * CONNS))
+	tcp_counts
+	echo "# max-conns $max: $CONNECTS connect, $ACCEPTS accept, $DROPS drops, $MISSED missed" >&3
+	assert_equal "$MISSED" 0
+	assert_equal $((CONNECTS + ACCEPTS + DROPS)) $((2 * CONNS))
+	# all sockets are live at once: at most max of them tracked, the others dropped
+	[ $((CONNECTS + ACCEPTS)) -le "$max" ] || fail "$((CONNECTS + ACCEPTS)) records from $max slots"
+	[ "$DROPS" -ge $((2 * CONNS - max)) ] || fail "$DROPS drops"
+}
+
+# threadstorm_start: threadstorm THREADS FIFO in the background, waiting for
+# SIGUSR1 before it starts its threads; sets TS_PID
+threadstorm_start() {
+	FIFO="$BATS_TEST_TMPDIR/fifo"
+	mkfifo "$FIFO"
+	"$WLDIR/threadstorm" "$THREADS" "$FIFO" >"$BATS_TEST_TMPDIR/ts" 3>&- &
+	TS_PID=$!
+	bg_track "$TS_PID"
+	wait_line "$BATS_TEST_TMPDIR/ts" "^$TS_PID\$" "$TS_PID"
+}
+
+# threadstorm_go: let it run, wait for its end; sets TS_OPENS, its openat calls
+threadstorm_go() {
+	kill -USR1 "$TS_PID"
+	wait_rc "$TS_PID" 300
+	assert_equal "$RC" 0
+	run -0 cat "$BATS_TEST_TMPDIR/ts"
+	assert_line "threadstorm: $THREADS threads blocked in openat at once"
+	assert_line --regexp "^threadstorm: $THREADS opens returned an fd; openat calls [0-9]+\$"
+	TS_OPENS=$(sed -nE 's/.*openat calls ([0-9]+)$/\1/p' "$BATS_TEST_TMPDIR/ts")
+}
+
+# open_records: the open probe's records in the ring (EVENTS of them) into OUT
+open_records() {
+	run -0 timeout 120 "$LT" events --json --type open --count "$1"
+	printf '%s\n' "$output" >"$OUT"
+}
+
+@test "threads blocked in openat at once: one open record each, the per-pid histogram counts every openat, no drop" {
+	threadstorm_start
+	# every task's opens: a ring for thousands of records
+	run -0 "$LT" load --probes syscalls,open --per-pid --ringbuf-size 16M
+	local cfg ev dr mi
+	cfg=$(lt_cfg_local)
+	threadstorm_go
+	read -r ev dr mi < <(probe_stat open)
+	open_records "$ev"
+	echo "# lt_cfg_local $cfg: threadstorm made $TS_OPENS openat calls; open: $ev records, $dr drops" >&3
+	assert_equal "$dr" 0
+	assert_equal "$mi" 0
+	# the threads' opens, exactly
+	run -0 count_records "$OUT" ".pid == $TS_PID and .syscall == \"openat\" and .path == \"$FIFO\" and .flags == [\"O_RDONLY\"] and .ret >= 0"
+	assert_output "$THREADS"
+	# and every other openat of the process (the main thread's reads of /proc, its write end)
+	run -0 count_records "$OUT" ".pid == $TS_PID"
+	assert_output "$TS_OPENS"
+	run --separate-stderr -0 "$LT" hist syscalls --json
+	run -0 jq -c ".histograms[] | select(.syscall == \"openat\" and .pid == $TS_PID) | .count" <<<"$output"
+	assert_output "$TS_OPENS"
+	read -r ev dr mi < <(probe_stat syscalls)
+	assert_equal "$dr" 0
+	if ((cfg & 1)); then
+		run -0 map_kind lt_open_args
+		assert_output --regexp '^task_storage '
+	fi
+}
+
+@test "load --state hash --max-threads: more threads inside openat than the hash holds, every open recorded or counted" {
+	threadstorm_start
+	local max=$((THREADS * 2 / 5)) ev dr mi sdr
+	# --pid: the hash's slots and drops are the storm's alone
+	run -0 "$LT" load --probes syscalls,open --per-pid --pid "$TS_PID" --state hash --max-threads "$max"
+	run -0 lt_cfg_local
+	assert_equal $((output & 1)) 0
+	run -0 map_kind lt_open_args
+	assert_output "hash $max"
+	run -0 map_kind lt_sys_start
+	assert_output "hash $max"
+	threadstorm_go
+	read -r ev dr mi < <(probe_stat open)
+	open_records "$ev"
+	echo "# max-threads $max: threadstorm made $TS_OPENS openat calls; open: $ev records, $dr drops" >&3
+	assert_equal "$mi" 0
+	run -0 count_records "$OUT" ".pid == $TS_PID"
+	assert_equal "$((${#lines[@]} + dr))" "$TS_OPENS"
+	# all threads were inside openat at once: at most max of them had a slot
+	run -0 count_records "$OUT" ".pid == $TS_PID and .path == \"$FIFO\" and .flags == [\"O_RDONLY\"]"
+	[ "$output" -le "$max" ] || fail "$output FIFO records from $max slots"
+	[ "$dr" -ge $((THREADS - max)) ] || fail "open: $dr drops"
+	# the same for the syscalls probe's start times
+	read -r _ sdr _ < <(probe_stat syscalls)
+	[ "$sdr" -ge $((THREADS - max)) ] || fail "syscalls: $sdr drops"
+}
+
+# lt_sys_hist holds at most 4096 (syscall, pid) keys (progs/syscalls.bpf.c):
+# with --per-pid every process adds its own, and an update that finds the map
+# full is a counted drop of the syscalls probe.
+@test "load --per-pid with more processes than lt_sys_hist's 4096 keys: the map full, the rest counted as drops" {
+	run -0 "$LT" load --probes syscalls --per-pid
+	run -0 map_kind lt_sys_hist
+	assert_output "percpu_hash 4096"
+	run -0 timeout 300 "$WLDIR/procstorm" "$PROCS"
+	assert_output "procstorm: $PROCS children"
+	run --separate-stderr -0 "$LT" hist syscalls --json
+	run -0 jq '.histograms | length' <<<"$output"
+	assert_output 4096
+	# each child made two calls of its own keys (getppid, getuid): a key not in
+	# the full map is a call dropped
+	local ev dr mi
+	read -r ev dr mi < <(probe_stat syscalls)
+	echo "# syscalls: $ev counted, $dr drops" >&3
+	[ "$dr" -ge $((2 * PROCS - 4096)) ] || fail "syscalls: $dr drops"
+}
