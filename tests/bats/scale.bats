@@ -46,6 +46,20 @@ probe_stat() {
 	"$LT" status --json | jq -r --arg n "$1" '.probes[] | select(.name == $n) | "\(.events) \(.drops) \(.missed)"'
 }
 
+# counted_as WANT SEEN MISSED WHAT: SEEN (records, plus drops) is exactly WANT
+# where the kernel skipped the probe nowhere. Where it did (a program that fires
+# while it already runs on that CPU: kernels with preemptible tracepoints, such
+# as 7.2 under emulation, with thousands of threads waking at once), each skip
+# loses at most one: SEEN <= WANT <= SEEN + MISSED, every loss still counted.
+counted_as() {
+	if [ "$3" = 0 ]; then
+		assert_equal "$2" "$1"
+		return
+	fi
+	echo "# $4: the kernel skipped the probe $3 times; $2 of $1 seen" >&3
+	[ "$2" -le "$1" ] && [ "$1" -le $(($2 + $3)) ] || fail "$4: $2 seen, $3 missed, $1 expected"
+}
+
 # connstorm N: N loopback connections live at once, in a network namespace of
 # its own with the whole port range (a worker's connections share its listener,
 # so each takes an ephemeral port); 6000 per worker: 12000 fds, under the
@@ -94,18 +108,19 @@ tcp_counts() {
 	tcp_settle $((2 * CONNS))
 	tcp_counts
 	echo "# lt_cfg_local $cfg: $CONNECTS connect, $ACCEPTS accept, $DROPS drops, $MISSED missed" >&3
-	assert_equal "$MISSED" 0
 	if ((cfg & 2)); then
+		# socket storage: lt_tcp_nest takes over every change the kernel skipped
 		run -0 map_kind lt_tcp_conns
 		assert_output --regexp '^sk_storage '
 		assert_equal "$CONNECTS" "$CONNS"
 		assert_equal "$ACCEPTS" "$CONNS"
 		assert_equal "$DROPS" 0
+		assert_equal "$MISSED" 0
 	else
 		# before 5.11: the default hash holds 65536 sockets, each loopback connection has two
 		run -0 map_kind lt_tcp_conns
 		assert_output "hash 65536"
-		assert_equal $((CONNECTS + ACCEPTS + DROPS)) $((2 * CONNS))
+		counted_as $((2 * CONNS)) $((CONNECTS + ACCEPTS + DROPS)) "$MISSED" tcp
 	fi
 }
 
@@ -124,11 +139,10 @@ tcp_counts() {
 	# the drops count every socket's: others opened meanwhile would add theirs
 	opens=$(($(init_net_opens) - opens))
 	echo "# max-conns $max: $CONNECTS connect, $ACCEPTS accept, $DROPS drops, $MISSED missed; $opens other sockets" >&3
-	assert_equal "$MISSED" 0
-	assert_equal $((CONNECTS + ACCEPTS + DROPS)) $((2 * CONNS))
+	counted_as $((2 * CONNS)) $((CONNECTS + ACCEPTS + DROPS)) "$MISSED" tcp
 	# all sockets are live at once: at most max of them tracked, the others dropped
 	[ $((CONNECTS + ACCEPTS)) -le "$max" ] || fail "$((CONNECTS + ACCEPTS)) records from $max slots"
-	[ "$DROPS" -ge $((2 * CONNS - max)) ] || fail "$DROPS drops"
+	[ "$DROPS" -ge $((2 * CONNS - max - MISSED)) ] || fail "$DROPS drops"
 }
 
 # threadstorm_start: threadstorm THREADS FIFO in the background, waiting for
@@ -167,20 +181,20 @@ open_records() {
 	threadstorm_go
 	read -r ev dr mi < <(probe_stat open)
 	open_records "$ev"
-	echo "# lt_cfg_local $cfg: threadstorm made $TS_OPENS openat calls; open: $ev records, $dr drops" >&3
+	echo "# lt_cfg_local $cfg: threadstorm made $TS_OPENS openat calls; open: $ev records, $dr drops, $mi missed" >&3
 	assert_equal "$dr" 0
-	assert_equal "$mi" 0
-	# the threads' opens, exactly
+	# the threads' opens
 	run -0 count_records "$OUT" ".pid == $TS_PID and .syscall == \"openat\" and .path == \"$FIFO\" and .flags == [\"O_RDONLY\"] and .ret >= 0"
-	assert_output "$THREADS"
+	counted_as "$THREADS" "$output" "$mi" "open, the threads"
 	# and every other openat of the process (the main thread's reads of /proc, its write end)
 	run -0 count_records "$OUT" ".pid == $TS_PID"
-	assert_output "$TS_OPENS"
+	counted_as "$TS_OPENS" "$output" "$mi" "open, the process"
 	run --separate-stderr -0 "$LT" hist syscalls --json
 	run -0 jq -c ".histograms[] | select(.syscall == \"openat\" and .pid == $TS_PID) | .count" <<<"$output"
-	assert_output "$TS_OPENS"
+	local n=$output
 	read -r ev dr mi < <(probe_stat syscalls)
 	assert_equal "$dr" 0
+	counted_as "$TS_OPENS" "$n" "$mi" "syscalls, openat of the process"
 	if ((cfg & 1)); then
 		run -0 map_kind lt_open_args
 		assert_output --regexp '^task_storage '
@@ -201,17 +215,17 @@ open_records() {
 	threadstorm_go
 	read -r ev dr mi < <(probe_stat open)
 	open_records "$ev"
-	echo "# max-threads $max: threadstorm made $TS_OPENS openat calls; open: $ev records, $dr drops" >&3
-	assert_equal "$mi" 0
+	echo "# max-threads $max: threadstorm made $TS_OPENS openat calls; open: $ev records, $dr drops, $mi missed" >&3
 	run -0 count_records "$OUT" ".pid == $TS_PID"
-	assert_equal "$((output + dr))" "$TS_OPENS"
+	counted_as "$TS_OPENS" "$((output + dr))" "$mi" "open, records + drops"
 	# all threads were inside openat at once: at most max of them had a slot
 	run -0 count_records "$OUT" ".pid == $TS_PID and .path == \"$FIFO\" and .flags == [\"O_RDONLY\"]"
 	[ "$output" -le "$max" ] || fail "$output FIFO records from $max slots"
-	[ "$dr" -ge $((THREADS - max)) ] || fail "open: $dr drops"
+	[ "$dr" -ge $((THREADS - max - mi)) ] || fail "open: $dr drops"
 	# the same for the syscalls probe's start times
-	read -r _ sdr _ < <(probe_stat syscalls)
-	[ "$sdr" -ge $((THREADS - max)) ] || fail "syscalls: $sdr drops"
+	local smi
+	read -r _ sdr smi < <(probe_stat syscalls)
+	[ "$sdr" -ge $((THREADS - max - smi)) ] || fail "syscalls: $sdr drops"
 }
 
 # lt_sys_hist holds at most 4096 (syscall, pid) keys (progs/syscalls.bpf.c):
