@@ -9,10 +9,11 @@
 load helpers
 
 # The storms' sizes: the issue's figures. The test VMs (tests/vm/init sets
-# VM_RESULTS) emulate their CPUs: 50 000 connections alone take a minute or
-# more there, 5 000 threads 10 s, so they run smaller storms that still
-# overflow every bounded map below (--max-conns and --max-threads are set from
-# these, lt_sys_hist has 4096 keys).
+# VM_RESULTS) emulate their CPUs: 50 000 connections take one to five minutes
+# there, so only the first storm keeps that size; the others run smaller ones
+# that still overflow every bounded map below (--max-conns and --max-threads
+# are set from these, lt_sys_hist has 4096 keys).
+CONNS_ALL=50000
 CONNS=50000
 THREADS=5000
 PROCS=5000
@@ -103,26 +104,32 @@ tcp_counts() {
 }
 
 @test "a connection storm, all live at once: two records per connection, none lost (socket storage); records + drops on the hash fallback" {
+	local conns=$CONNS_ALL state
 	run -0 "$LT" load --probes tcp --ringbuf-size 64M
-	local state
 	state=$(state_of sk)
-	connstorm "$CONNS"
-	tcp_settle $((2 * CONNS))
+	connstorm "$conns"
+	tcp_settle $((2 * conns))
 	tcp_counts
 	echo "# socket state $state: $CONNECTS connect, $ACCEPTS accept, $DROPS drops, $MISSED missed" >&3
 	if [ "$state" = local ]; then
 		# socket storage: lt_tcp_nest takes over every change the kernel skipped
 		run -0 map_of tcp lt_tcp_conns
 		assert_output "sk_storage null null"
-		assert_equal "$CONNECTS" "$CONNS"
-		assert_equal "$ACCEPTS" "$CONNS"
 		assert_equal "$DROPS" 0
-		assert_equal "$MISSED" 0
+		if [ -z "${VM_RESULTS:-}" ]; then
+			assert_equal "$CONNECTS" "$conns"
+			assert_equal "$ACCEPTS" "$conns"
+			assert_equal "$MISSED" 0
+		else
+			# 7.2 under emulation: lt_tcp and lt_tcp_nest can both be skipped
+			# (preemptible tracepoints); every such loss is in MISSED
+			counted_as $((2 * conns)) $((CONNECTS + ACCEPTS)) "$MISSED" tcp
+		fi
 	else
 		# before 5.11: the default hash holds 65536 sockets, each loopback connection has two
 		run -0 map_of tcp lt_tcp_conns
 		assert_output --regexp '^hash [0-9]+ 65536$'
-		counted_as $((2 * CONNS)) $((CONNECTS + ACCEPTS + DROPS)) "$MISSED" tcp
+		counted_as $((2 * conns)) $((CONNECTS + ACCEPTS + DROPS)) "$MISSED" tcp
 	fi
 }
 
