@@ -36,7 +36,8 @@
 #include "records.h"
 
 #define REQ_MAX 8192 /* request line and headers */
-#define BODY_MAX (4u << 20)
+#define BODY_BASE (1u << 20) /* counters, gauges, headers: far less */
+#define HIST_MAX 8192 /* one histogram's series, labels included (lt_prom_hist) */
 #define BODIES 2 /* scrape buffers: one can serve a slow reader while the other serves the rest */
 #define CONN_MAX 256 /* open connections */
 #define BACKLOG 1024 /* the kernel caps it at net.core.somaxconn */
@@ -100,6 +101,7 @@ struct server {
 	struct lt_hist *by_name; /* per name of a probe's keys (syscalls: over processes) */
 	unsigned int nnames; /* room in by_name */
 	struct lt_hist all; /* every key */
+	size_t need; /* bytes the largest answer of the loaded suite may take (suite_open) */
 	struct lt_buf *body; /* the scrape being written */
 	struct body bodies[BODIES];
 	uint64_t gen; /* scrapes so far */
@@ -129,8 +131,6 @@ static void on_key(void *ctx, const void *key, const struct lt_hist *sum)
 	struct server *s = ctx;
 	const struct lt_prom *m = s->cur->prom;
 
-	if (s->body->cap - s->body->len < 8192)
-		return;
 	s->labels[0] = 0;
 	if (m->labels)
 		m->labels(s->labels, sizeof(s->labels), key);
@@ -220,7 +220,7 @@ static int put_named(struct server *s, struct lt_agg *a)
 		return 0;
 	}
 	for (unsigned int i = 0; i < m->nnames; i++) {
-		if (!s->by_name[i].count || !m->name(i) || b->cap - b->len < 8192)
+		if (!s->by_name[i].count || !m->name(i))
 			continue;
 		snprintf(s->labels, sizeof(s->labels), "%s=\"%s\"", m->label, m->name(i));
 		lt_prom_hist(b, m->hist, s->labels, &s->by_name[i]);
@@ -260,9 +260,38 @@ static int suite_open(struct server *s)
 	}
 	if (!err)
 		err = lt_maps_open(&s->maps, s->loaded);
-	if (err)
+	if (err) {
 		suite_close(s);
-	return err;
+		return err;
+	}
+	/* room for every histogram the maps can hold: no series is ever left out */
+	s->need = BODY_BASE;
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe *p = &lt_probes[i];
+
+		if (p->prom && s->agg[p->id])
+			s->need += (size_t)HIST_MAX * (p->prom->nnames
+							       ? p->prom->nnames + 1
+							       : lt_agg_max_entries(s->agg[p->id]));
+	}
+	return LT_OK;
+}
+
+/* The scrape's buffer holds the largest answer: grown (rarely: a suite with bigger maps) while
+ * no reader uses it. */
+static int body_room(struct server *s)
+{
+	struct lt_buf *b = s->body;
+	char *p;
+
+	if (b->cap >= s->need)
+		return 0;
+	p = realloc(b->p, s->need);
+	if (!p)
+		return -1;
+	b->p = p;
+	b->cap = s->need;
+	return 0;
 }
 
 /*
@@ -289,6 +318,8 @@ static int scrape(struct server *s)
 	b->len = 0;
 	if (!suite_ready(s))
 		return 503;
+	if (body_room(s))
+		return 500;
 	for (size_t i = 0; i < lt_nprobes; i++)
 		s->have[i] = s->loaded[lt_probes[i].id] &&
 			     !lt_stats_read(&s->sr, &lt_probes[i], &s->counts[i]);
@@ -700,8 +731,8 @@ static int serve(const struct metrics_opts *o)
 	s.by_name = calloc(s.nnames ? s.nnames : 1, sizeof(*s.by_name));
 	for (int i = 0; i < BODIES; i++) {
 		/* malloc maps it: pages a scrape does not reach are never touched */
-		s.bodies[i].b.p = malloc(BODY_MAX);
-		s.bodies[i].b.cap = BODY_MAX;
+		s.bodies[i].b.p = malloc(s.need);
+		s.bodies[i].b.cap = s.need;
 		if (!err && !s.bodies[i].b.p)
 			err = lt_error(LT_FAIL, "out of memory");
 	}

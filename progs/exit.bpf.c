@@ -21,6 +21,8 @@ struct lt_exit_key {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags,
+	       BPF_F_NO_PREALLOC); /* memory for exiting processes only, and none on kernels with group_dead */
 	__uint(max_entries, 16384);
 	__type(key, struct lt_exit_key);
 	__type(value, __u8);

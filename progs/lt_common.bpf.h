@@ -239,6 +239,25 @@ static __always_inline void *lt_task_new(void *map, struct task_struct *t, __u32
 }
 
 /*
+ * Set task `t`'s state to `size` bytes at `val`: false when it cannot be kept
+ * (as lt_task_new; the caller counts it). One update on the fallback hash.
+ */
+static __always_inline bool lt_task_put(void *map, struct task_struct *t, __u32 tid,
+					const void *val, __u32 size)
+{
+	void *v;
+
+	if (lt_cfg_local & LT_LOCAL_TASK) {
+		v = bpf_task_storage_get(map, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!v)
+			return false;
+		__builtin_memcpy(v, val, size);
+		return true;
+	}
+	return bpf_map_update_elem(map, &tid, val, BPF_ANY) == 0;
+}
+
+/*
  * Done with a task's state `v` (its first u64 is zeroed: local storage stays
  * with the task until it exits, cheaper than a delete per event); the
  * fallback frees the hash slot.
@@ -262,11 +281,9 @@ static __always_inline struct task_struct *lt_current(void)
 /* Latency probes: the start time of the current thread; a lost one is counted as a drop. */
 static __always_inline void lt_start(__u32 probe, void *map, struct task_struct *t, __u32 tid)
 {
-	__u64 *start = lt_task_new(map, t, tid);
+	__u64 now = bpf_ktime_get_ns();
 
-	if (start)
-		*start = bpf_ktime_get_ns();
-	else
+	if (!lt_task_put(map, t, tid, &now, sizeof(now)))
 		lt_count(probe, true);
 }
 

@@ -31,13 +31,10 @@ int BPF_PROG(lt_prof_off, bool preempt, struct task_struct *prev, struct task_st
 		bpf_get_current_comm(s.key.comm, sizeof(s.key.comm));
 		s.key.kstack = lt_stack_id(ctx, false);
 		s.key.ustack = lt_stack_id(ctx, true);
-		st = lt_task_new(&lt_off_start, prev, tid);
-		if (st) {
-			*st = s;
+		if (lt_task_put(&lt_off_start, prev, tid, &s, sizeof(s)))
 			lt_task_seen(s.key.tgid, s.key.comm);
-		} else {
+		else
 			lt_prof_inc(LT_PC_START_FULL);
-		}
 	}
 	tid = BPF_CORE_READ(next, pid);
 	st = lt_task_get(&lt_off_start, next, tid);

@@ -33,7 +33,7 @@ int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	unsigned long di, si, dx, r10;
-	struct open_args a = { .live = 1 }, *slot;
+	struct open_args a = { .live = 1 };
 	struct open_how how = {};
 
 	if (id != LT_NR_open && id != LT_NR_openat && id != LT_NR_openat2)
@@ -67,10 +67,7 @@ int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 	if (lt_skip_current())
 		return 0;
 	/* a full map loses this open: counted as a drop, not silent */
-	slot = lt_task_new(&lt_open_args, lt_current(), tid);
-	if (slot)
-		*slot = a;
-	else
+	if (!lt_task_put(&lt_open_args, lt_current(), tid, &a, sizeof(a)))
 		lt_count(LT_PROBE_OPEN, true);
 	return 0;
 }
