@@ -188,6 +188,33 @@ PY
 	[ "$output" -ge 2 ]
 }
 
+@test "a full bio map: every histogram is in the answer (the body is sized from the maps)" {
+	run -0 "$LT" load --probes bio
+	# 1000 histograms of (device, op) keys written into the map as the probe would: ~4 MB
+	# of exposition, more than a fixed 4 MiB body held
+	local batch="$BATS_TEST_TMPDIR/batch"
+	# bpftool gives every CPU's slot the one value
+	python3 - "$PIN/maps/lt_bio_hist" >"$batch" <<'PY'
+import struct, sys
+hexs = lambda b: " ".join("%02x" % c for c in b)
+one = struct.pack("<QQ", 1, 1000) + struct.pack("<38Q", *([0] * 9 + [1] + [0] * 28))
+for i in range(1000):
+    key = struct.pack("<IB3x", (250 << 20) | i, i % 4)
+    print("map update pinned %s key hex %s value hex %s" % (sys.argv[1], hexs(key), hexs(one)))
+PY
+	run -0 bpftool batch file "$batch"
+	serve
+	run -0 scrape
+	printf '%s\n' "${lines[@]:1}" >"$BATS_TEST_TMPDIR/body"
+	run -0 promtool check metrics <"$BATS_TEST_TMPDIR/body"
+	local keys hists
+	keys=$("$LT" status --json | jq '.probes[] | select(.name == "bio") | .maps[] | select(.name == "lt_bio_hist") | .entries')
+	hists=$(grep -c '^lowtrace_bio_latency_seconds_count{' "$BATS_TEST_TMPDIR/body")
+	[ "$keys" -ge 1000 ] || fail "lt_bio_hist holds $keys keys"
+	assert_equal "$hists" "$keys"
+	grep -q '^lowtrace_bio_latency_seconds_count{device="250:999",op="[a-z]*"} [1-9][0-9]*$' "$BATS_TEST_TMPDIR/body"
+}
+
 @test "garbage, wrong paths and methods get 4xx; the server keeps answering" {
 	run -0 "$LT" load
 	serve
