@@ -285,7 +285,7 @@ release_forker() {
 	list=$(jq -r '[.probes[] | select(.loaded and .drops > 0) | " \(.name)=+\(.drops)"] | add' <<<"$st")
 	[ "$total" -gt 0 ]
 	run --separate-stderr -0 "$LT" events --duration 1
-	assert_equal "$stderr" "lowtrace: kernel dropped $total records (ring full) before this consumer started:$list"
+	assert_equal "$stderr" "lowtrace: kernel dropped $total records (ring or state map full) before this consumer started:$list"
 	# what one consumer reported stays reported: the next one starts from there
 	run --separate-stderr -0 "$LT" events --duration 1
 	assert_equal "$stderr" ""
@@ -298,7 +298,7 @@ release_forker() {
 	release_forker
 	local second=$(probe_field fork drops)
 	run --separate-stderr -0 "$LT" events --duration 1
-	assert_equal "$stderr" "lowtrace: kernel dropped $((second - first)) records (ring full) before this consumer started: fork=+$((second - first))"
+	assert_equal "$stderr" "lowtrace: kernel dropped $((second - first)) records (ring or state map full) before this consumer started: fork=+$((second - first))"
 }
 
 @test "load --replace under a running events: exit 6 naming the replace; the old ring's records are printed" {
