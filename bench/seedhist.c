@@ -11,7 +11,8 @@
  *                              flush, discard
  *
  * Every key gets the same histogram on every CPU (a count in each slot).
- * Prints how many keys it wrote; stops at the first failed update (map full).
+ * Prints how many keys it wrote and how many the map holds then; stops at the
+ * first failed update (map full).
  */
 #include <errno.h>
 #include <linux/bpf.h>
@@ -49,6 +50,24 @@ static int update(int fd, const void *key, const void *val)
 	a.key = (unsigned long)key;
 	a.value = (unsigned long)val;
 	return sys_bpf(BPF_MAP_UPDATE_ELEM, &a);
+}
+
+/* keys in the map now, the real ones included */
+static int count(int fd)
+{
+	char key[64], next[64];
+	union bpf_attr a;
+	int n = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.map_fd = fd;
+	a.next_key = (unsigned long)next;
+	while (!sys_bpf(BPF_MAP_GET_NEXT_KEY, &a)) {
+		memcpy(key, next, sizeof(key));
+		a.key = (unsigned long)key;
+		n++;
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -108,9 +127,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "seedhist: bad arguments\n");
 		return 2;
 	}
-	printf("keys=%d\n", keys);
+	printf("keys=%d total=%d\n", keys, count(fd));
 	return 0;
 full:
-	printf("keys=%d full=%s\n", keys, strerror(errno));
+	printf("keys=%d full=%s total=%d\n", keys, strerror(errno), count(fd));
 	return 0;
 }
