@@ -114,17 +114,16 @@ _Static_assert(sizeof(struct lt_al_pend) == 40, "lt_al_pend size");
 LT_ASSERT_OFF(struct lt_al_pend, site, 24);
 
 /* The profiles' shared structs for the ABI test and the BTF anchors (see LT_ABI_RECORDS). */
-#define LT_ABI_PROF(S, M)                                                                         \
-	S(lt_prof_key)                                                                            \
-	M(lt_prof_key, tgid) M(lt_prof_key, kstack) M(lt_prof_key, ustack) M(lt_prof_key, _pad0)  \
-		M(lt_prof_key, comm) S(lt_prof_val) M(lt_prof_val, count) M(lt_prof_val, ns) S(   \
-			lt_task_key) M(lt_task_key, tgid) M(lt_task_key, comm) S(lt_al_key)       \
-			M(lt_al_key, tgid) M(lt_al_key, ustack) M(lt_al_key, caller) S(lt_al_val) \
-				M(lt_al_val, bytes) M(lt_al_val, count_fp) M(lt_al_val, samples)  \
-					S(lt_al_live) M(lt_al_live, size) M(lt_al_live, weight)   \
-						M(lt_al_live, site) S(lt_al_pend) M(              \
-							lt_al_pend, size) M(lt_al_pend, weight)   \
-							M(lt_al_pend, memptr) M(lt_al_pend, site) \
-								S(lt_stack) M(lt_stack, ip)
+#define LT_ABI_PROF(S, M)                                                                      \
+	S(lt_prof_key) M(lt_prof_key, tgid) M(lt_prof_key, kstack) M(lt_prof_key, ustack)       \
+	M(lt_prof_key, _pad0) M(lt_prof_key, comm)                                             \
+	S(lt_prof_val) M(lt_prof_val, count) M(lt_prof_val, ns)                                 \
+	S(lt_task_key) M(lt_task_key, tgid) M(lt_task_key, comm)                                \
+	S(lt_al_key) M(lt_al_key, tgid) M(lt_al_key, ustack) M(lt_al_key, caller)               \
+	S(lt_al_val) M(lt_al_val, bytes) M(lt_al_val, count_fp) M(lt_al_val, samples)           \
+	S(lt_al_live) M(lt_al_live, size) M(lt_al_live, weight) M(lt_al_live, site)             \
+	S(lt_al_pend) M(lt_al_pend, size) M(lt_al_pend, weight) M(lt_al_pend, memptr)           \
+	M(lt_al_pend, site)                                                                    \
+	S(lt_stack) M(lt_stack, ip)
 
 #endif /* LT_PROF_H */

@@ -148,7 +148,8 @@ static void report_losses(struct source *src, const char *when)
 		*l = st;
 	}
 	if (drops.total)
-		fprintf(stderr, "lowtrace: kernel dropped %llu records (ring or state map full)%s:%s\n",
+		fprintf(stderr,
+			"lowtrace: kernel dropped %llu records (ring or state map full)%s:%s\n",
 			(unsigned long long)drops.total, when, drops.list);
 	if (missed.total)
 		fprintf(stderr,
