@@ -328,8 +328,8 @@ static int scrape(struct server *s)
 		     "probes), per probe.",
 		     offsetof(struct lt_counts, events));
 	put_counters(s, "lowtrace_drops_total",
-		     "Records the kernel could not write (ring full, or no room for an event's state) "
-		     "or updates it could not make (map full), per probe.",
+		     "Records the kernel could not write (ring full, or no room for an event's "
+		     "state) or updates it could not make (map full), per probe.",
 		     offsetof(struct lt_counts, drops));
 	put_counters(s, "lowtrace_missed_total",
 		     "Events the kernel skipped the probe for (it was already running on that CPU) "
