@@ -245,7 +245,7 @@ release_forker() {
 	[ "${#lines[@]}" -ge 1 ]
 	local l total=0 sum n
 	for l in "${lines[@]}"; do
-		[[ "$l" =~ ^lowtrace:\ kernel\ dropped\ ([0-9]+)\ records\ \(ring\ full\):((\ (exec|exit|fork)=\+[0-9]+)+)$ ]] || {
+		[[ "$l" =~ ^lowtrace:\ kernel\ dropped\ ([0-9]+)\ records\ \(ring\ or\ state\ map\ full\):((\ (exec|exit|fork)=\+[0-9]+)+)$ ]] || {
 			echo "unexpected stderr line: $l" >&2
 			return 1
 		}
