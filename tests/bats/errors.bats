@@ -415,3 +415,29 @@ time.sleep(30)' 3>&- &
 	done
 	[ "$n" -ge 30 ]
 }
+
+@test "load --state, --max-threads, --max-conns: bad values exit 2 with one line, nothing loaded" {
+	local args
+	for args in "--state lru" "--state" "--max-threads 0" "--max-conns 0" "--max-conns x" \
+		"--max-threads 99999999"; do
+		# shellcheck disable=SC2086
+		run --separate-stderr "$LT" load $args
+		assert_equal "$status" 2
+		assert_one_error_line
+		assert_nothing_loaded
+	done
+	run --separate-stderr "$LT" load --state lru
+	assert_equal "$stderr" "lowtrace: --state: 'lru' is not auto, local or hash"
+}
+
+@test "load --state local: loads with local storage (5.11+); elsewhere exit 5, one line, nothing loaded" {
+	run --separate-stderr "$LT" load --state local
+	if [ "$status" = 0 ]; then
+		run -0 status_json
+		assert_equal "$(jq -c .state <<<"$output")" '{"task":"local","sk":"local"}'
+		return
+	fi
+	assert_equal "$status" 5
+	assert_one_error_line
+	assert_nothing_loaded
+}

@@ -361,3 +361,20 @@ as_nobody() {
 	fi
 	run --separate-stderr setpriv --reuid=65534 --regid=65534 --clear-groups "$NOBODY_LT" "$@"
 }
+
+# conns_py: writes conns.py; `python3 conns.py N` holds N loopback connections open until a
+# line on stdin, then closes them (run it as coprocess CONNS)
+conns_py() {
+	cat >"$BATS_TEST_TMPDIR/conns.py" <<'PY'
+import socket, sys
+n = int(sys.argv[1])
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(n)
+cs = [socket.create_connection(l.getsockname()) for _ in range(n)]
+ss = [l.accept()[0] for _ in range(n)]
+print("open", flush=True)
+sys.stdin.readline()
+for s in cs + ss: s.close()
+l.close()
+print("closed", flush=True)
+PY
+}

@@ -87,22 +87,6 @@ local_or_skip() {
 	assert_line --regexp '^tcp +lt_tcp_conns +hash +[0-9]+ +500$'
 }
 
-# conns N: N loopback connections held open until a line on stdin (coprocess CONNS)
-conns_py() {
-	cat >"$BATS_TEST_TMPDIR/conns.py" <<'PY'
-import socket, sys
-n = int(sys.argv[1])
-l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(n)
-cs = [socket.create_connection(l.getsockname()) for _ in range(n)]
-ss = [l.accept()[0] for _ in range(n)]
-print("open", flush=True)
-sys.stdin.readline()
-for s in cs + ss: s.close()
-l.close()
-print("closed", flush=True)
-PY
-}
-
 conns_entries() {
 	"$LT" status --json | jq '.probes[] | select(.name == "tcp") | .maps[] | select(.name == "lt_tcp_conns") | .entries'
 }

@@ -148,15 +148,7 @@ for _ in range(100): os.getppid(); os.umask(0o22)'
 
 	# the same server after a replace with the bounded hashes
 	run -0 "$LT" load --replace --probes syscalls,tcp --state hash --max-threads 1000 --max-conns 500
-	cat >"$BATS_TEST_TMPDIR/conns.py" <<'PY'
-import socket, sys
-n = int(sys.argv[1])
-l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(n)
-cs = [socket.create_connection(l.getsockname()) for _ in range(n)]
-ss = [l.accept()[0] for _ in range(n)]
-print("open", flush=True)
-sys.stdin.readline()
-PY
+	conns_py
 	local line
 	coproc CONNS { python3 "$BATS_TEST_TMPDIR/conns.py" 30; }
 	bg_track "$CONNS_PID"
