@@ -63,7 +63,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
 FUZZ_OBJS := $(patsubst loader/%.c,$(FUZZ_BUILD)/loader/%.o,$(CORE_SRCS))
 
-.PHONY: all deps load unload test unit bats install clean vmlinux format help fuzz test-asan
+.PHONY: all deps load unload test unit bats install man clean vmlinux format help fuzz test-asan
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -78,7 +78,9 @@ help:
 	@echo "make test-asan  the unit tests built with AddressSanitizer and UBSan (as root)"
 	@echo "make fuzz       build the libFuzzer targets (tests/fuzz/), run each FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make vmtest     the tests in qemu on Debian kernels (KERNELS=\"$(KERNELS)\")"
-	@echo "make install    install the binary under PREFIX ($(PREFIX))"
+	@echo "make install    the binary, systemd units and man page under PREFIX ($(PREFIX)),"
+	@echo "                the config as $(CONFIG) unless it exists (DESTDIR respected)"
+	@echo "make man        regenerate docs/lowtrace.8 from the -h texts"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make clean      remove build/"
 
@@ -213,8 +215,31 @@ test: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
 	tests/run
 
+# the units name the installed binary and config: generated here from dist/systemd/*.in
+BINDIR ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+MANDIR ?= $(PREFIX)/share/man
+CONFIG := $(SYSCONFDIR)/lowtrace/lowtrace.conf
+UNITS := lowtrace.service lowtrace-metrics.service lowtrace-events.service
+
 install: $(BUILD)/lowtrace
-	install -D -m 0755 $< $(DESTDIR)$(PREFIX)/bin/lowtrace
+	install -D -m 0755 $< $(DESTDIR)$(BINDIR)/lowtrace
+	install -d -m 0755 $(DESTDIR)$(UNITDIR)
+	for u in $(UNITS); do \
+		sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@CONFIG@|$(CONFIG)|g' dist/systemd/$$u.in \
+			>$(DESTDIR)$(UNITDIR)/$$u.tmp && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u.tmp && \
+		mv $(DESTDIR)$(UNITDIR)/$$u.tmp $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -D -m 0644 docs/lowtrace.8 $(DESTDIR)$(MANDIR)/man8/lowtrace.8
+	# an existing config is the admin's: never overwritten
+	test -e $(DESTDIR)$(CONFIG) || install -D -m 0644 dist/lowtrace.conf $(DESTDIR)$(CONFIG)
+
+# the man page from the -h texts (committed; tests/bats/service.bats fails when they differ)
+man: $(BUILD)/lowtrace
+	docs/mkman $< >docs/lowtrace.8.tmp
+	mv docs/lowtrace.8.tmp docs/lowtrace.8
 
 vmlinux:
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h

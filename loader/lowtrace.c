@@ -10,6 +10,7 @@
 #include "lowtrace.h"
 
 int lt_verbose;
+const char *lt_err_where;
 volatile sig_atomic_t lt_stop;
 
 static void vline(const char *fmt, va_list ap)
@@ -17,7 +18,10 @@ static void vline(const char *fmt, va_list ap)
 	char msg[512];
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
-	fprintf(stderr, "lowtrace: %s\n", msg);
+	if (lt_err_where)
+		fprintf(stderr, "lowtrace: %s: %s\n", lt_err_where, msg);
+	else
+		fprintf(stderr, "lowtrace: %s\n", msg);
 }
 
 int lt_error(int code, const char *fmt, ...)

@@ -38,6 +38,9 @@ int lt_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 /* The same line for news that is not an error (the suite was unloaded, ...). */
 void lt_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* When set, every error and info line names it after "lowtrace: " (a config file's FILE:LINE). */
+extern const char *lt_err_where;
+
 /* -v: libbpf's messages, including the verifier log */
 extern int lt_verbose;
 

@@ -770,7 +770,8 @@ static int serve(const struct metrics_opts *o)
 static void help_metrics(void)
 {
 	printf("NAME\n    lowtrace metrics - serve Prometheus metrics of the pinned suite\n\n"
-	       "SYNOPSIS\n    lowtrace metrics [--listen HOST:PORT] [--per-syscall-latency]\n\n"
+	       "SYNOPSIS\n    lowtrace metrics [--listen HOST:PORT] [--per-syscall-latency]"
+	       " [--config FILE]\n\n"
 	       "DESCRIPTION\n"
 	       "    Answers HTTP GET (and HEAD) /metrics with the text exposition format 0.0.4,\n"
 	       "    read from the pinned maps at each scrape: lowtrace_events_total{probe},\n"
@@ -795,10 +796,12 @@ static void help_metrics(void)
 	       "    --listen HOST:PORT   numeric address to bind (default 127.0.0.1:9464, "
 	       "loopback\n"
 	       "                         only); [::1]:9464 for IPv6, 0.0.0.0:9464 for all\n"
-	       "    --per-syscall-latency  one latency histogram per syscall (label name)\n\n"
+	       "    --per-syscall-latency  one latency histogram per syscall (label name)\n"
+	       "%s\n"
 	       "EXIT STATUS\n    0 stopped by a signal; 2 usage; 3 not loaded; 1 failure (e.g. "
 	       "the\n"
-	       "    address is in use).\n");
+	       "    address is in use).\n",
+	       lt_config_help);
 }
 
 static int metrics_opt(void *ctx, int key, const char *arg, uint64_t num)
@@ -815,7 +818,7 @@ static int metrics_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_metrics(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_LISTEN, LT_O_PER_SYS_LAT, 0 };
+	static const int keys[] = { LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_CONFIG, 0 };
 	struct metrics_opts o = { .listen = "127.0.0.1:9464" };
 	int err = lt_opts_parse(argc, argv, keys, help_metrics, metrics_opt, &o);
 

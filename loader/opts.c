@@ -65,6 +65,11 @@ static const struct opt_desc descs[] = {
 	OPT("output", LT_O_OUTPUT, STR),
 	OPT_NUM("sample-bytes", LT_O_SAMPLE_BYTES, 1ull << 30, true, ZERO_AT_LEAST_1),
 	OPT("leaks", LT_O_LEAKS, FLAG),
+	OPT("config", LT_O_CONFIG, STR),
+	OPT_NUM("rotate-size", LT_O_ROTATE_SIZE, 1ull << 40, true, ZERO_AT_LEAST_1),
+	OPT_NUM("rotate-keep", LT_O_ROTATE_KEEP, 1000, false, ZERO_AT_LEAST_1),
+	OPT("by", LT_O_BY, STR),
+	OPT_NUM("by-max", LT_O_BY_MAX, 100000, false, ZERO_AT_LEAST_1),
 };
 #define NDESCS (sizeof(descs) / sizeof(descs[0]))
 _Static_assert(NDESCS <= 64, "the parser keeps the options it saw in one u64");
@@ -122,14 +127,44 @@ static int check_rules(const char *cmd, uint64_t seen)
 	return LT_OK;
 }
 
-int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
-		  void *ctx)
+/* One option with its value as typed: checked against the command's keys and its limits, then
+ * given to `fn` (when set). Marks it in *seen. */
+static int apply(const char *cmd, const int *keys, const struct opt_desc *d, const char *arg,
+		 lt_opt_fn fn, void *ctx, uint64_t *seen)
+{
+	uint64_t num = 0;
+	bool ok = false;
+	int err;
+
+	for (const int *k = keys; *k; k++)
+		ok |= *k == d->key;
+	if (!ok)
+		return lt_error(LT_USAGE,
+				"%s: option '--%s' does not apply here (see 'lowtrace %s -h')", cmd,
+				d->name, cmd);
+	if (d->kind == NUM) {
+		err = lt_parse_u64(d->label, arg, d->suffix, d->max, &num);
+		if (err)
+			return err;
+		if (!num && d->zero == ZERO_INVALID)
+			return lt_error(LT_USAGE, "%s: invalid value '0'", d->label);
+		if (!num && d->zero == ZERO_AT_LEAST_1)
+			return lt_error(LT_USAGE, "%s: must be at least 1", d->label);
+	}
+	*seen |= 1ull << (d - descs);
+	if (!fn || d->key == LT_O_CONFIG)
+		return LT_OK;
+	return fn(ctx, d->key, d->kind == FLAG ? NULL : arg, num);
+}
+
+/* The command line, once to find --config (fn NULL), once to apply it. */
+static int parse_argv(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
+		      void *ctx, uint64_t *seen, const char **config)
 {
 	/* every option is known to getopt, so one of another command is named as such */
 	static struct option longs[NDESCS + 2];
 	static char shorts[3 * NDESCS + 4];
 	const char *cmd = argv[0];
-	uint64_t seen = 0;
 	int o, err;
 
 	if (!longs[0].name) {
@@ -151,12 +186,10 @@ int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt
 		longs[NDESCS] = (struct option){ "help", no_argument, NULL, 'h' };
 		shorts[n] = 0;
 	}
-	optind = 1;
+	optind = 0; /* glibc: start over (the second pass) */
 	opterr = 0;
 	while ((o = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
 		const struct opt_desc *d;
-		uint64_t num = 0;
-		bool ok = false;
 
 		if (o == 'h') {
 			help();
@@ -169,32 +202,158 @@ int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt
 			return lt_error(LT_USAGE, "%s: option '%s' needs a value", cmd,
 					argv[optind - 1]);
 		d = desc_of(o);
-		for (const int *k = keys; *k; k++)
-			ok |= *k == o;
-		if (!ok || !d)
-			return lt_error(
-				LT_USAGE,
-				"%s: option '--%s' does not apply here (see 'lowtrace %s -h')", cmd,
-				d ? d->name : "?", cmd);
-		if (d->kind == NUM) {
-			err = lt_parse_u64(d->label, optarg, d->suffix, d->max, &num);
-			if (err)
-				return err;
-			if (!num && d->zero == ZERO_INVALID)
-				return lt_error(LT_USAGE, "%s: invalid value '0'", d->label);
-			if (!num && d->zero == ZERO_AT_LEAST_1)
-				return lt_error(LT_USAGE, "%s: must be at least 1", d->label);
-		}
-		err = fn(ctx, o, d->kind == FLAG ? NULL : optarg, num);
+		if (!d)
+			return lt_error(LT_USAGE, "%s: option '?' does not apply here", cmd);
+		err = apply(cmd, keys, d, optarg, fn, ctx, seen);
 		if (err)
 			return err;
-		seen |= 1ull << (d - descs);
+		if (o == LT_O_CONFIG)
+			*config = optarg;
 	}
 	if (optind < argc)
 		return lt_error(LT_USAGE, "%s: unexpected argument '%s' (see 'lowtrace %s -h')",
 				cmd, argv[optind], cmd);
-	return check_rules(cmd, seen);
+	return LT_OK;
 }
+
+/* the sections a config file may have: the commands that take --config */
+static const char *const config_sections[] = { "load", "metrics", "events" };
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+		*--e = 0;
+	return s;
+}
+
+/*
+ * One line of the config: a section header, or `name = value` checked for every section and
+ * applied when the section is this command's. Errors name FILE:LINE (lt_err_where).
+ */
+static int config_line(const char *cmd, const int *keys, char *line, const char **section,
+		       lt_opt_fn fn, void *ctx, uint64_t *seen)
+{
+	const struct opt_desc *d = NULL;
+	char *eq, *name, *val, *arg;
+
+	line = trim(line);
+	if (!*line || *line == '#' || *line == ';')
+		return LT_OK;
+	if (*line == '[') {
+		char *end = strchr(line, ']');
+
+		*section = NULL;
+		if (end && !trim(end + 1)[0]) {
+			*end = 0;
+			for (size_t i = 0; i < sizeof(config_sections) / sizeof(config_sections[0]);
+			     i++)
+				if (!strcmp(trim(line + 1), config_sections[i]))
+					*section = config_sections[i];
+		}
+		if (!*section)
+			return lt_error(LT_USAGE,
+					"unknown section '%s%s' (known: [load], [metrics], "
+					"[events])",
+					line, end ? "]" : "");
+		return LT_OK;
+	}
+	eq = strchr(line, '=');
+	if (!eq)
+		return lt_error(LT_USAGE, "'%s' is not 'option = value'", line);
+	*eq = 0;
+	name = trim(line);
+	val = trim(eq + 1);
+	if (!*section)
+		return lt_error(LT_USAGE, "'%s' before the first [section]", name);
+	for (size_t i = 0; i < NDESCS && !d; i++)
+		if (!strcmp(descs[i].name, name) && descs[i].key != LT_O_CONFIG)
+			d = &descs[i];
+	if (!d)
+		return lt_error(LT_USAGE, "[%s]: unknown option '%s'", *section, name);
+	if (!*val)
+		return lt_error(LT_USAGE, "%s: no value", name);
+	arg = val;
+	if (d->kind == FLAG) {
+		bool on = !strcmp(val, "true") || !strcmp(val, "yes") || !strcmp(val, "1");
+
+		if (!on && strcmp(val, "false") && strcmp(val, "no") && strcmp(val, "0"))
+			return lt_error(LT_USAGE, "%s: '%s' is not true or false", name, val);
+		if (!on)
+			return LT_OK;
+	}
+	if (strcmp(*section, cmd)) {
+		/* another command's section: its values are checked when it runs */
+		if (d->kind == NUM) {
+			uint64_t num;
+
+			return lt_parse_u64(d->label, val, d->suffix, d->max, &num);
+		}
+		return LT_OK;
+	}
+	/* the callbacks may keep the string (a --listen, --output, --cgroup) */
+	arg = strdup(val);
+	if (!arg)
+		return lt_error(LT_FAIL, "out of memory");
+	return apply(cmd, keys, d, arg, fn, ctx, seen);
+}
+
+static int read_config(const char *path, const char *cmd, const int *keys, lt_opt_fn fn, void *ctx,
+		       uint64_t *seen)
+{
+	const char *section = NULL;
+	char line[4096], where[4200];
+	unsigned int n = 0;
+	int err = LT_OK;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return lt_error(LT_USAGE, "--config %s: %s", path, strerror(errno));
+	while (!err && fgets(line, sizeof(line), f)) {
+		n++;
+		snprintf(where, sizeof(where), "%s:%u", path, n);
+		lt_err_where = where;
+		if (!strchr(line, '\n') && !feof(f))
+			err = lt_error(LT_USAGE, "line longer than %zu bytes", sizeof(line) - 2);
+		else
+			err = config_line(cmd, keys, line, &section, fn, ctx, seen);
+		lt_err_where = NULL;
+	}
+	if (!err && ferror(f))
+		err = lt_error(LT_FAIL, "--config %s: %s", path, strerror(errno));
+	fclose(f);
+	return err;
+}
+
+int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
+		  void *ctx)
+{
+	const char *config = NULL;
+	uint64_t seen_file = 0, seen_cli = 0;
+	int err;
+
+	/* the file first, so the command line overrides it */
+	err = parse_argv(argc, argv, keys, help, NULL, NULL, &seen_cli, &config);
+	if (!err && config)
+		err = read_config(config, argv[0], keys, fn, ctx, &seen_file);
+	seen_cli = 0;
+	if (!err)
+		err = parse_argv(argc, argv, keys, help, fn, ctx, &seen_cli, &config);
+	/* exclusions within each source: the command line's --text overrides the file's json */
+	if (!err)
+		err = check_rules(argv[0], seen_file);
+	if (!err)
+		err = check_rules(argv[0], seen_cli);
+	return err;
+}
+
+const char lt_config_help[] =
+	"    --config FILE        options from FILE's [COMMAND] section first, then the\n"
+	"                         command line's (see CONFIGURATION in lowtrace -h)\n";
 
 int lt_check_pid_arg(uint32_t pid)
 {

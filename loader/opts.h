@@ -45,6 +45,11 @@ enum lt_opt_key {
 	LT_O_SAMPLE_BYTES,
 	LT_O_LEAKS,
 	LT_O_FOLLOW,
+	LT_O_CONFIG,
+	LT_O_ROTATE_SIZE,
+	LT_O_ROTATE_KEEP,
+	LT_O_BY,
+	LT_O_BY_MAX,
 };
 
 /*
@@ -54,7 +59,11 @@ enum lt_opt_key {
  */
 typedef int (*lt_opt_fn)(void *ctx, int key, const char *arg, uint64_t num);
 
-/* argv[0] is the command's name; `keys` ends with 0. */
+/*
+ * argv[0] is the command's name; `keys` ends with 0. A command whose keys hold LT_O_CONFIG
+ * takes --config FILE: the options of FILE's [argv[0]] section are applied first, then the
+ * command line's (the last value of an option wins). See lt_config_help.
+ */
 int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
 		  void *ctx);
 
@@ -88,6 +97,7 @@ int lt_every_opt(struct lt_every *e, int key, uint64_t num);
 
 /* Their lines for -h, and the probe list under them. */
 extern const char lt_load_opts_help[];
+extern const char lt_config_help[];
 void lt_print_probes(FILE *f);
 
 /* A comma-separated probe list into a mask: bit i is lt_probes[i], or with `by_type` bit

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lowtrace.h"
@@ -9,28 +12,132 @@
 
 void lt_out_init(struct lt_out *o, char *mem, size_t size)
 {
-	o->b = (struct lt_buf){ mem, 0, size };
-	o->failed = false;
+	*o = (struct lt_out){ .b = { mem, 0, size }, .fd = STDOUT_FILENO };
 	/* a closed reader is a write error here (EPIPE), not a signal that kills */
 	signal(SIGPIPE, SIG_IGN);
 }
 
-void lt_out_flush(struct lt_out *o)
+/* the first failure of an episode is reported; the rest only counted */
+static void file_error(struct lt_out *o, const char *what, int err)
+{
+	o->write_errors++;
+	if (!o->blocked)
+		lt_error(LT_FAIL, "%s %s: %s (holding the ring position until it works again)",
+			 what, o->path, strerror(err));
+	o->blocked = true;
+}
+
+static bool file_open(struct lt_out *o)
+{
+	struct stat st;
+
+	if (o->fd >= 0)
+		return true;
+	o->fd = open(o->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	if (o->fd < 0) {
+		file_error(o, "opening", errno);
+		return false;
+	}
+	o->written = fstat(o->fd, &st) ? 0 : st.st_size;
+	return true;
+}
+
+void lt_out_file(struct lt_out *o, const char *path, uint64_t rotate_size, unsigned int keep)
+{
+	o->path = path;
+	o->rotate_size = rotate_size;
+	o->rotate_keep = keep;
+	o->fd = -1;
+	file_open(o);
+}
+
+/* write b.p[0..n) and move the rest down; false when something is left unwritten */
+static bool write_out(struct lt_out *o, size_t n)
 {
 	size_t off = 0;
 
-	while (off < o->b.len && !o->failed) {
-		ssize_t n = write(STDOUT_FILENO, o->b.p + off, o->b.len - off);
+	if (o->path && !file_open(o))
+		return false;
+	while (off < n && !o->failed) {
+		ssize_t w = write(o->fd, o->b.p + off, n - off);
 
-		if (n < 0 && errno == EINTR)
+		if (w < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			if (errno != EPIPE)
-				lt_error(LT_FAIL, "write: %s", strerror(errno));
+		if (w <= 0) {
+			int err = w < 0 ? errno : ENOSPC;
+
+			if (o->path) {
+				file_error(o, "writing", err);
+				break;
+			}
+			if (err != EPIPE)
+				lt_error(LT_FAIL, "write: %s", strerror(err));
 			o->failed = true;
 			break;
 		}
-		off += n;
+		off += w;
+		o->written += w;
 	}
-	o->b.len = 0;
+	if (o->path && off == n && o->blocked) {
+		o->blocked = false;
+		lt_info("writing %s again", o->path);
+	}
+	memmove(o->b.p, o->b.p + off, o->b.len - off);
+	o->b.len -= off;
+	return off == n;
+}
+
+void lt_out_flush(struct lt_out *o)
+{
+	if (!write_out(o, o->b.len) && !o->path)
+		o->b.len = 0; /* stdout: failed for good */
+}
+
+/* FILE.N-1 -> FILE.N ... FILE -> FILE.1, then a new FILE */
+static bool rotate(struct lt_out *o)
+{
+	char from[4096], to[4096];
+
+	for (unsigned int i = o->rotate_keep; i > 0; i--) {
+		if (i > 1)
+			snprintf(from, sizeof(from), "%s.%u", o->path, i - 1);
+		else
+			snprintf(from, sizeof(from), "%s", o->path);
+		snprintf(to, sizeof(to), "%s.%u", o->path, i);
+		if (rename(from, to) && errno != ENOENT) {
+			file_error(o, "rotating", errno);
+			return false;
+		}
+	}
+	close(o->fd);
+	o->fd = -1;
+	o->written = 0;
+	o->rotations++;
+	return file_open(o);
+}
+
+void lt_out_record(struct lt_out *o, size_t start)
+{
+	if (!o->rotate_size || o->blocked || o->written + o->b.len <= o->rotate_size)
+		return;
+	/* what precedes the record goes to the current file, unless that is empty */
+	if (o->written + start > 0) {
+		if (!write_out(o, start))
+			return;
+		if (!rotate(o))
+			return;
+	}
+	if (o->b.len > o->rotate_size && write_out(o, o->b.len))
+		rotate(o); /* one record bigger than a file: alone in it */
+}
+
+void lt_out_reopen(struct lt_out *o)
+{
+	if (!o->path)
+		return;
+	if (!write_out(o, o->b.len))
+		return; /* the next flush reopens once it can */
+	close(o->fd);
+	o->fd = -1;
+	file_open(o);
 }

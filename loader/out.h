@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Standard output through one reused buffer: encoders append, one write() per flush. */
+/*
+ * Output through one reused buffer: encoders append whole records, one write() per flush.
+ * To standard output, or to a file (events -o) with size-based rotation: FILE -> FILE.1 ->
+ * ... FILE.N, a record never split across files, and a failed write holding the bytes (the
+ * caller stops reading until writes work again) instead of dropping them.
+ */
 #ifndef LT_OUT_H
 #define LT_OUT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "encode.h"
 
@@ -11,13 +17,31 @@
 
 struct lt_out {
 	struct lt_buf b;
-	bool failed; /* a write failed: the stream should end */
+	bool failed; /* stdout: a write failed, the stream should end */
+	/* a file (-o): */
+	int fd; /* STDOUT_FILENO, or the file; -1 while it cannot be opened */
+	const char *path;
+	uint64_t rotate_size; /* 0: no rotation */
+	unsigned int rotate_keep;
+	uint64_t written; /* bytes in the current file */
+	bool blocked; /* a write, open or rotation failed: the buffer holds what is unwritten */
+	uint64_t write_errors; /* failed writes, opens and rotations */
+	uint64_t rotations;
 };
 
 /* b over the caller's memory (static: nothing is allocated); ignores SIGPIPE */
 void lt_out_init(struct lt_out *o, char *mem, size_t size);
-/* Write and empty the buffer; a closed reader (EPIPE) ends the output quietly, another
- * error prints one line. Either sets o->failed. */
+/* After lt_out_init: write to `path` (appended to), rotated at `rotate_size` bytes (0: never)
+ * keeping `keep` old files. A failure to open is reported and retried like a failed write. */
+void lt_out_file(struct lt_out *o, const char *path, uint64_t rotate_size, unsigned int keep);
+/* Write and empty the buffer. stdout: a closed reader (EPIPE) ends the output quietly,
+ * another error prints one line; either sets o->failed. A file: an error prints one line
+ * (once until writes work again), keeps what is unwritten and sets o->blocked. */
 void lt_out_flush(struct lt_out *o);
+/* A record ends at b.len and began at `start`: rotate first if it would take the file past
+ * the rotation size (the file before it is flushed and rotated, the record opens the next). */
+void lt_out_record(struct lt_out *o, size_t start);
+/* SIGHUP: flush, close and open the path again (after an external rotation). */
+void lt_out_reopen(struct lt_out *o);
 
 #endif

@@ -15,6 +15,8 @@
 #include "records.h"
 
 #define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
+/* the output file cannot take more: stop reading the ring (the record is in the buffer) */
+#define STOP_BLOCKED (-EBUSY)
 #define POLL_MS 100 /* producers wake us only when the ring fills: the latency bound */
 
 static const char events_opts_help[] =
@@ -22,13 +24,24 @@ static const char events_opts_help[] =
 	"    --text               one key=value line per record; non-printable bytes as \\xNN\n"
 	"    --type LIST          only these record types (the probe names, see load -h)\n"
 	"    --count N            stop after N records\n"
-	"    --duration SECS      stop after SECS seconds\n";
+	"    --duration SECS      stop after SECS seconds\n"
+	"    -o, --output FILE    append to FILE instead of standard output; SIGHUP reopens\n"
+	"                         it (after an external logrotate). A failed write, open or\n"
+	"                         rotation (full disk, unwritable directory) is reported\n"
+	"                         once and retried every second; meanwhile the ring is not\n"
+	"                         read, so nothing is skipped (the kernel counts drops once\n"
+	"                         the ring is full)\n"
+	"    --rotate-size BYTES  with -o: rotate before FILE would pass BYTES (K/M/G\n"
+	"                         suffixes): FILE -> FILE.1 -> ... -> FILE.N, whole records\n"
+	"                         only; a record larger than BYTES gets a file of its own\n"
+	"    --rotate-keep N      the rotated files kept, FILE.1 .. FILE.N (default 5)\n";
 
 static void help_events(void)
 {
 	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
 	       "SYNOPSIS\n    lowtrace events [--json|--text] [--type LIST] [--pid PID]"
-	       " [--count N] [--duration SECS]\n                    [--follow]\n\n"
+	       " [--count N] [--duration SECS]\n                    [--follow]"
+	       " [-o FILE [--rotate-size BYTES] [--rotate-keep N]] [--config FILE]\n\n"
 	       "DESCRIPTION\n"
 	       "    Reads the ring of a suite pinned by 'lowtrace load' until Ctrl-C, --count\n"
 	       "    or --duration. The ring has one consumer position, so a second 'events'\n"
@@ -45,10 +58,11 @@ static void help_events(void)
 	       "    --pid PID            only records of this thread group (here, not in the "
 	       "kernel)\n"
 	       "    --follow             after an unload or load --replace, wait for the next\n"
-	       "                         suite and stream its records from its first one\n\n"
+	       "                         suite and stream its records from its first one\n"
+	       "%s\n"
 	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 6 the suite was unloaded or "
 	       "replaced\n    (without --follow); 1 failure (e.g. another consumer).\n",
-	       events_opts_help);
+	       events_opts_help, lt_config_help);
 }
 
 static void help_run(void)
@@ -74,6 +88,9 @@ struct stream {
 	uint64_t count; /* 0: no limit */
 	uint64_t duration_s; /* 0: no limit */
 	uint64_t emitted;
+	const char *output; /* -o FILE, NULL: stdout */
+	uint64_t rotate_size;
+	unsigned int rotate_keep;
 	struct lt_rec rec;
 	struct lt_decode_stats ds;
 };
@@ -86,14 +103,20 @@ static int on_sample(void *ctx, void *data, size_t size)
 	if (!p || (s->types && !((s->types >> p->type) & 1)) ||
 	    (s->pid && s->rec.hdr.pid != s->pid))
 		return 0;
-	if (s->out.b.cap - s->out.b.len < LT_ENC_MAX)
-		lt_out_flush(&s->out);
+	/* room for one record is kept after each one (or the ring is not read on) */
+	size_t start = s->out.b.len;
+
 	if (s->text)
 		lt_encode_text(&s->out.b, p, &s->rec);
 	else
 		lt_encode_json(&s->out.b, p, &s->rec);
+	lt_out_record(&s->out, start);
+	if (s->out.b.cap - s->out.b.len < LT_ENC_MAX)
+		lt_out_flush(&s->out);
 	if (s->out.failed || (s->count && ++s->emitted >= s->count))
 		return STOP_SAMPLE;
+	if (s->out.blocked)
+		return STOP_BLOCKED;
 	return 0;
 }
 
@@ -194,6 +217,13 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 	return LT_OK;
 }
 
+static volatile sig_atomic_t hup;
+
+static void on_hup(int sig)
+{
+	hup = sig;
+}
+
 /* ms left of --duration (~0 without one), 0 when it is over */
 static uint64_t time_left(const struct stream *s, uint64_t start)
 {
@@ -220,11 +250,23 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 			break;
 		if (left < (uint64_t)timeout)
 			timeout = left;
-		*n = lt_ring_poll(src->ring, timeout);
-		lt_out_flush(&s->out);
+		if (hup) {
+			hup = 0;
+			lt_out_reopen(&s->out);
+		}
+		if (s->out.blocked) {
+			/* the ring keeps its position until the output takes more */
+			usleep(timeout * 1000);
+			if (lt_now_ms() - last_check >= 1000 - POLL_MS)
+				lt_out_flush(&s->out);
+			*n = 0;
+		} else {
+			*n = lt_ring_poll(src->ring, timeout);
+			lt_out_flush(&s->out);
+		}
 		if (*n == STOP_SAMPLE || s->out.failed)
 			break;
-		if (*n < 0 && *n != -EINTR)
+		if (*n < 0 && *n != -EINTR && *n != STOP_BLOCKED)
 			return lt_error(LT_FAIL, "reading the ring: %s", strerror(-*n));
 		t = lt_now_ms();
 		if (t - last_check >= 1000) {
@@ -288,6 +330,12 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 	int err, n = 0;
 
 	lt_out_init(&s->out, outbuf, sizeof(outbuf));
+	if (s->output) {
+		struct sigaction sa = { .sa_handler = on_hup };
+
+		sigaction(SIGHUP, &sa, NULL);
+		lt_out_file(&s->out, s->output, s->rotate_size, s->rotate_keep);
+	}
 	lt_catch_stop();
 	err = source_open(&src, h, s);
 	if (err)
@@ -319,6 +367,10 @@ out:
 	if (s->ds.rejected || s->ds.unknown)
 		fprintf(stderr, "lowtrace: %llu malformed and %llu unknown records skipped\n",
 			(unsigned long long)s->ds.rejected, (unsigned long long)s->ds.unknown);
+	if (s->out.write_errors)
+		fprintf(stderr, "lowtrace: %s: %llu failed writes, opens or rotations%s\n",
+			s->output, (unsigned long long)s->out.write_errors,
+			s->out.blocked ? "; records still in the ring were not written" : "");
 	return err;
 }
 
@@ -346,6 +398,15 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 	case LT_O_FOLLOW:
 		s->follow = true;
 		return LT_OK;
+	case LT_O_OUTPUT:
+		s->output = arg;
+		return LT_OK;
+	case LT_O_ROTATE_SIZE:
+		s->rotate_size = num;
+		return LT_OK;
+	case LT_O_ROTATE_KEEP:
+		s->rotate_keep = num;
+		return LT_OK;
 	}
 	return -1;
 }
@@ -357,15 +418,18 @@ static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_events(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_JSON,	LT_O_TEXT,     LT_O_TYPE,   LT_O_PID,
-				    LT_O_COUNT, LT_O_DURATION, LT_O_FOLLOW, 0 };
-	static struct stream s;
+	static const int keys[] = { LT_O_JSON,	      LT_O_TEXT,	LT_O_TYPE,   LT_O_PID,
+				    LT_O_COUNT,	      LT_O_DURATION,	LT_O_FOLLOW, LT_O_OUTPUT,
+				    LT_O_ROTATE_SIZE, LT_O_ROTATE_KEEP, LT_O_CONFIG, 0 };
+	static struct stream s = { .rotate_keep = 5 };
 	struct lt_handles h;
 	int err;
 
 	err = lt_opts_parse(argc, argv, keys, help_events, events_opt, &s);
 	if (err)
 		return err;
+	if ((s.rotate_size || s.rotate_keep != 5) && !s.output)
+		return lt_error(LT_USAGE, "events: --rotate-size and --rotate-keep need -o FILE");
 	err = lt_open_pinned(&h, true);
 	if (err)
 		return err;

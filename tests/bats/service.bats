@@ -1,0 +1,313 @@
+#!/usr/bin/env bats
+# lowtrace as a node service: make install (units, config, man page), --config, and events -o
+# with rotation, SIGHUP and a full or unwritable output directory.
+
+load helpers
+
+REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
+
+# in_cg CG CMD...: run CMD in cgroup CG (a subshell that moves itself first)
+in_cg() {
+	local cg=$1
+	shift
+	(
+		echo "$BASHPID" >"$cg/cgroup.procs"
+		exec "$@"
+	)
+}
+
+# execs CG N: N short processes (fork, exec, exit) in cgroup CG
+execs() {
+	in_cg "$1" bash -c 'for ((i = 0; i < '"$2"'; i++)); do /bin/true "$0"; done' "$MARK"
+}
+
+# records_total: the records the loaded probes wrote (status), drops must be 0
+records_total() {
+	local st
+	st=$("$LT" status --json) || return
+	jq -e '[.probes[] | select(.loaded) | .drops] | add == 0' <<<"$st" >/dev/null || {
+		echo "drops in: $st" >&2
+		return 1
+	}
+	jq -r '[.probes[] | select(.loaded) | .events] | add' <<<"$st"
+}
+
+# lines FILE...: JSON records in these files (each line checked as one JSON object)
+lines() {
+	cat "$@" | jq -e -c 'select(.type)' | wc -l
+}
+
+# events_bg ARGS...: events in the background, its pid in EV (stderr in ev.err)
+events_bg() {
+	"$LT" events "$@" 2>"$BATS_TEST_TMPDIR/ev.err" &
+	EV=$!
+	LT_BG+=("$EV")
+	sleep 0.3
+}
+
+# wait_lines N DIR: until the files in DIR hold N lines (10 s)
+wait_lines() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(cat "$2"/* 2>/dev/null | grep -c '' || true)" -ge "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "fewer than $1 lines in $2" >&2
+	return 1
+}
+
+# ---- install, units, man page ----
+
+@test "make install puts the binary, units, config and man page under DESTDIR and PREFIX" {
+	local d="$BATS_TEST_TMPDIR/dest" u
+	run make -C "$REPO" -s install DESTDIR="$d" PREFIX=/usr
+	assert_success
+	[ -x "$d/usr/bin/lowtrace" ]
+	cmp "$d/usr/bin/lowtrace" "$LT"
+	for u in lowtrace lowtrace-metrics lowtrace-events; do
+		[ -f "$d/usr/lib/systemd/system/$u.service" ]
+		# the installed path, not the build's or a template's
+		grep -q "^ExecStart=/usr/bin/lowtrace .*--config /etc/lowtrace/lowtrace.conf$" \
+			"$d/usr/lib/systemd/system/$u.service"
+		! grep -q @ "$d/usr/lib/systemd/system/$u.service"
+	done
+	grep -qx "ExecStop=/usr/bin/lowtrace unload" "$d/usr/lib/systemd/system/lowtrace.service"
+	grep -qx "Type=oneshot" "$d/usr/lib/systemd/system/lowtrace.service"
+	grep -qx "RemainAfterExit=yes" "$d/usr/lib/systemd/system/lowtrace.service"
+	cmp "$d/etc/lowtrace/lowtrace.conf" "$REPO/dist/lowtrace.conf"
+	cmp "$d/usr/share/man/man8/lowtrace.8" "$REPO/docs/lowtrace.8"
+	# the installed config is accepted by each command
+	run "$LT" metrics --config "$d/etc/lowtrace/lowtrace.conf" --listen bad
+	assert_failure 2
+	assert_output --partial "--listen"
+
+	# an existing config is never overwritten
+	echo "# mine" >"$d/etc/lowtrace/lowtrace.conf"
+	run make -C "$REPO" -s install DESTDIR="$d" PREFIX=/usr
+	assert_success
+	[ "$(cat "$d/etc/lowtrace/lowtrace.conf")" = "# mine" ]
+}
+
+@test "systemd-analyze verify accepts the installed units" {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze on this host"
+	local p="$BATS_TEST_TMPDIR/p"
+	# installed for real under a scratch prefix: verify checks that ExecStart exists
+	make -C "$REPO" -s install PREFIX="$p/usr" SYSCONFDIR="$p/etc"
+	grep -q "^ExecStart=$p/usr/bin/lowtrace load --config $p/etc/lowtrace/lowtrace.conf$" \
+		"$p/usr/lib/systemd/system/lowtrace.service"
+	run --separate-stderr systemd-analyze verify --man=no "$p"/usr/lib/systemd/system/*.service
+	assert_success
+	# warnings (unknown keys, bad values) do not change its exit code
+	assert_equal "$stderr" ""
+}
+
+@test "the committed man page is the -h texts (make man)" {
+	run "$REPO/docs/mkman" "$LT"
+	assert_success
+	[ "$output" = "$(cat "$REPO/docs/lowtrace.8")" ] || {
+		echo "docs/lowtrace.8 differs from the -h texts: run make man" >&2
+		diff <(printf '%s\n' "$output") "$REPO/docs/lowtrace.8" >&2
+		return 1
+	}
+	# every command's help is in it
+	for c in load unload status events run hist top metrics profile alloc; do
+		grep -q "^\.SH \"LOWTRACE ${c^^}\"" "$REPO/docs/lowtrace.8"
+	done
+}
+
+# ---- --config ----
+
+@test "config: a missing file is one error line and nothing is loaded" {
+	run --separate-stderr "$LT" load --config "$BATS_TEST_TMPDIR/none.conf"
+	assert_failure 2
+	assert_one_error_line
+	assert_equal "$stderr" "lowtrace: --config $BATS_TEST_TMPDIR/none.conf: No such file or directory"
+	[ ! -e "$PIN" ]
+}
+
+@test "config: a bad line names FILE:LINE, exits 2 and loads nothing" {
+	local f="$BATS_TEST_TMPDIR/l.conf" line want
+	while IFS='|' read -r line want; do
+		printf '# comment\n\n[load]\nprobes = exec\n%s\n' "$line" >"$f"
+		run --separate-stderr "$LT" load --config "$f"
+		assert_failure 2
+		assert_one_error_line
+		assert_equal "$stderr" "lowtrace: $f:5: $want"
+		[ ! -e "$PIN" ]
+	done <<'EOF2'
+probes exec|'probes exec' is not 'option = value'
+[bogus]|unknown section '[bogus]' (known: [load], [metrics], [events])
+frob = 1|[load]: unknown option 'frob'
+ringbuf-size = 3|--ringbuf-size: 3 is not a power of two between 4096 and 1G
+max-conns = lots|--max-conns: invalid value 'lots'
+replace = maybe|replace: 'maybe' is not true or false
+probes = nope|unknown probe 'nope' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, syscalls, runq, bio)
+listen = 127.0.0.1:1|load: option '--listen' does not apply here (see 'lowtrace load -h')
+probes =|probes: no value
+EOF2
+	# another command's section: its numbers are checked too
+	printf '[load]\n[events]\nrotate-size = 1X\n' >"$f"
+	run --separate-stderr "$LT" load --config "$f"
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: $f:3: --rotate-size: invalid value '1X'"
+	printf 'probes = exec\n' >"$f"
+	run --separate-stderr "$LT" load --config "$f"
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: $f:1: 'probes' before the first [section]"
+	[ ! -e "$PIN" ]
+}
+
+@test "config: load applies its section, the command line overrides it" {
+	local f="$BATS_TEST_TMPDIR/c.conf"
+	printf '[load]\nprobes = exec, fork\nringbuf-size = 64K\n[metrics]\nlisten = 127.0.0.1:1\n' >"$f"
+	# spaces around the comma are part of the value: an unknown probe
+	run --separate-stderr "$LT" load --config "$f"
+	assert_failure 2
+	printf '[load]\nprobes = exec,fork\nringbuf-size = 64K\n[metrics]\nlisten = 127.0.0.1:1\n' >"$f"
+	run "$LT" load --config "$f" --ringbuf-size 128K
+	assert_success
+	assert_equal "$(status_json | jq -c '[.probes[] | select(.loaded) | .name]')" '["exec","fork"]'
+	assert_equal "$(status_json | jq -r .ringbuf_size)" 131072
+}
+
+# ---- events -o: rotation, SIGHUP, write failures ----
+
+@test "events -o --rotate-size: every record in FILE, FILE.1 .. FILE.N, none split or lost" {
+	local d="$BATS_TEST_TMPDIR/log" f total n
+	mkdir "$d"
+	f="$d/ev.json"
+	new_cgroup
+	"$LT" load --probes exec,exit,fork --cgroup "$NEW_CG" >/dev/null
+	events_bg -o "$f" --rotate-size 4K --rotate-keep 1000
+	execs "$NEW_CG" 300
+	sleep 0.5
+	total=$(records_total)
+	[ "$total" -ge 900 ]
+	"$LT" unload >/dev/null
+	wait_rc "$EV" 10
+	assert_equal "$RC" 6 # the suite was unloaded: what its ring held is written first
+	n=$(ls "$d" | wc -l)
+	[ "$n" -gt 10 ] || {
+		echo "only $n files" >&2
+		return 1
+	}
+	assert_equal "$(lines "$d"/*)" "$total"
+	for x in "$d"/*; do
+		# whole records only, at most the rotation size
+		[ "$(stat -c %s "$x")" -le 4096 ]
+		[ -z "$(tail -c1 "$x")" ]
+		jq -e -c . "$x" >/dev/null
+	done
+	# the oldest records in the highest number
+	assert_equal "$(ls "$d" | sort -V | tail -n1)" "ev.json.$((n - 1))"
+	[ "$(head -n1 "$d/ev.json.$((n - 1))" | jq .ts_ns)" -lt "$(head -n1 "$f" | jq .ts_ns)" ]
+}
+
+@test "events -o --rotate-keep N keeps FILE and N rotated files" {
+	local d="$BATS_TEST_TMPDIR/log"
+	mkdir "$d"
+	new_cgroup
+	"$LT" load --probes exec,exit,fork --cgroup "$NEW_CG" >/dev/null
+	events_bg -o "$d/ev.json" --rotate-size 2K --rotate-keep 3
+	execs "$NEW_CG" 100
+	sleep 0.5
+	"$LT" unload >/dev/null
+	wait_rc "$EV" 10
+	assert_equal "$(ls "$d" | sort | tr '\n' ' ')" "ev.json ev.json.1 ev.json.2 ev.json.3 "
+}
+
+@test "events -o: SIGHUP reopens FILE after an external rotation, nothing lost" {
+	local d="$BATS_TEST_TMPDIR/log" total
+	mkdir "$d"
+	new_cgroup
+	"$LT" load --probes exec,exit,fork --cgroup "$NEW_CG" >/dev/null
+	events_bg -o "$d/ev.json"
+	execs "$NEW_CG" 50
+	wait_lines 150 "$d"
+	mv "$d/ev.json" "$d/ev.json.old"
+	kill -HUP "$EV"
+	sleep 0.3
+	execs "$NEW_CG" 50
+	sleep 0.5
+	total=$(records_total)
+	"$LT" unload >/dev/null
+	wait_rc "$EV" 10
+	assert_equal "$RC" 6
+	[ -s "$d/ev.json" ]
+	assert_equal "$(( $(lines "$d/ev.json.old") + $(lines "$d/ev.json") ))" "$total"
+	# the second batch went to the new file
+	[ "$(lines "$d/ev.json")" -ge 150 ]
+}
+
+# tiny_tmpfs SIZE: a tmpfs of SIZE on a new directory, unmounted by teardown; sets TMPFS
+tiny_tmpfs() {
+	TMPFS=$(mktemp -d /tmp/lowtrace-tmpfs.XXXXXX)
+	mount -t tmpfs -o size="$1" lowtrace-test "$TMPFS"
+	LT_TMPFS+=("$TMPFS")
+}
+
+teardown() {
+	local m
+	for m in "${LT_TMPFS[@]}"; do
+		umount "$m" 2>/dev/null || true
+		rmdir "$m" 2>/dev/null || true
+	done
+	lt_teardown
+}
+LT_TMPFS=()
+
+@test "events -o on a full disk: reported, the ring is held, every record written once there is room" {
+	local total
+	tiny_tmpfs 256k
+	# the disk is full before the records come
+	dd if=/dev/zero of="$TMPFS/fill" bs=4k 2>/dev/null || true
+	new_cgroup
+	"$LT" load --probes exec,exit,fork --cgroup "$NEW_CG" --ringbuf-size 4M >/dev/null
+	events_bg -o "$TMPFS/ev.json"
+	execs "$NEW_CG" 200
+	sleep 1.5
+	# reported once, as one line, and the process keeps running
+	assert_equal "$(grep -c 'No space left on device' "$BATS_TEST_TMPDIR/ev.err")" 1
+	grep -q "^lowtrace: writing $TMPFS/ev.json: No space left on device (holding the ring position" \
+		"$BATS_TEST_TMPDIR/ev.err"
+	! proc_gone "$EV"
+	total=$(records_total)
+	[ "$total" -ge 600 ]
+	# room again: the next retry writes everything (the ring kept its position)
+	rm "$TMPFS/fill"
+	wait_lines "$total" "$TMPFS"
+	grep -q "^lowtrace: writing $TMPFS/ev.json again$" "$BATS_TEST_TMPDIR/ev.err"
+	"$LT" unload >/dev/null
+	wait_rc "$EV" 10
+	assert_equal "$(lines "$TMPFS/ev.json")" "$total"
+	# counted in the stats at exit
+	grep -Eq "^lowtrace: $TMPFS/ev.json: [1-9][0-9]* failed writes, opens or rotations$" \
+		"$BATS_TEST_TMPDIR/ev.err"
+}
+
+@test "events -o into an unwritable directory: reported, retried, nothing skipped" {
+	local total
+	tiny_tmpfs 4m
+	mount -o remount,ro "$TMPFS"
+	new_cgroup
+	"$LT" load --probes exec,exit,fork --cgroup "$NEW_CG" >/dev/null
+	events_bg -o "$TMPFS/ev.json" --rotate-size 8K --rotate-keep 100
+	execs "$NEW_CG" 100
+	sleep 1.5
+	assert_equal "$(grep -c '' "$BATS_TEST_TMPDIR/ev.err")" 1
+	grep -q "^lowtrace: opening $TMPFS/ev.json: Read-only file system (holding" \
+		"$BATS_TEST_TMPDIR/ev.err"
+	! proc_gone "$EV"
+	total=$(records_total)
+	mount -o remount,rw "$TMPFS"
+	wait_lines "$total" "$TMPFS"
+	"$LT" unload >/dev/null
+	wait_rc "$EV" 10
+	assert_equal "$(lines "$TMPFS"/ev.json*)" "$total"
+}
+
+@test "events: --rotate-size without -o is a usage error" {
+	run --separate-stderr "$LT" events --rotate-size 1M
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: events: --rotate-size and --rotate-keep need -o FILE"
+}
