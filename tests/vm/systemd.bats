@@ -5,7 +5,7 @@
 
 setup_file() {
 	[ "$(cat /proc/1/comm)" = systemd ] || {
-		echo "# service.bats runs in a systemd guest only (tests/vm/vmtest with VMTEST_SYSTEMD=1)" >&3
+		echo "# systemd.bats runs in a systemd guest only (tests/vm/vmtest with VMTEST_SYSTEMD=1)" >&3
 		return 1
 	}
 }
