@@ -45,25 +45,43 @@ scrape() {
 	promtool check metrics <<<"$output"
 }
 
-@test "lowtrace-events.service fills its file and rotates it" {
+# the number of lines with MARK in the events file and its rotated files
+marked() {
+	cat "$LT_EVENTS_FILE" "$LT_EVENTS_FILE".[0-9]* 2>/dev/null | grep -c "\"type\":\"exec\".*$1"
+}
+
+@test "lowtrace-events.service fills its file and rotates it, losing nothing" {
 	run systemctl is-active lowtrace-events.service
 	[ "$output" = active ]
-	# execs until the first rotation (each exec record is a few hundred bytes)
-	local i=0
-	while [ ! -e "$LT_EVENTS_FILE.1" ] && [ "$i" -lt 3000 ]; do
-		/bin/true
-		i=$((i + 1))
-		[ $((i % 100)) != 0 ] || sleep 0.2
-	done
-	echo "# $i execs, files: $(ls -l "$LT_EVENTS_FILE"* | awk '{print $5, $NF}' | paste -sd' ')" >&3
-	[ -s "$LT_EVENTS_FILE.1" ]
-	# nothing beyond the configured size, whole JSON records only
-	[ "$(stat -c %s "$LT_EVENTS_FILE.1")" -le "$LT_ROTATE_SIZE" ]
-	jq -e . "$LT_EVENTS_FILE.1" >/dev/null
-	grep -q '"type":"exec"' "$LT_EVENTS_FILE.1"
-	sleep 1
 	[ -s "$LT_EVENTS_FILE" ]
-	jq -e . "$LT_EVENTS_FILE" >/dev/null
+	# execs with a mark in their arguments until FILE.1 is a new file (each
+	# exec, fork and exit takes ~1 KiB: fewer than the kept files hold)
+	local mark=rot$$ before i=0
+	before=$(stat -c %i "$LT_EVENTS_FILE.1" 2>/dev/null || echo none)
+	while [ "$(stat -c %i "$LT_EVENTS_FILE.1" 2>/dev/null || echo none)" = "$before" ] &&
+		[ "$i" -lt 150 ]; do
+		i=$((i + 1))
+		/bin/true "$mark-$i"
+		[ $((i % 20)) != 0 ] || sleep 0.2
+	done
+	ls -l "$LT_EVENTS_FILE"* >&3
+	echo "# $i execs until a rotation" >&3
+	[ "$i" -lt 150 ]
+	# every marked exec in one of the files: nothing lost at the rotation
+	local n
+	for _ in $(seq 20); do
+		n=$(marked "$mark-")
+		[ "$n" -lt "$i" ] || break
+		sleep 0.2
+	done
+	echo "# $n of $i marked exec records in the files" >&3
+	[ "$n" = "$i" ]
+	# no more than the configured size and number of files, whole JSON records only
+	[ ! -e "$LT_EVENTS_FILE.$((LT_ROTATE_KEEP + 1))" ]
+	for f in "$LT_EVENTS_FILE" "$LT_EVENTS_FILE".[0-9]*; do
+		[ "$(stat -c %s "$f")" -le "$LT_ROTATE_SIZE" ]
+		jq -e . "$f" >/dev/null
+	done
 }
 
 @test "systemctl stop lowtrace leaves no program, map or pin" {
