@@ -78,6 +78,8 @@ help:
 	@echo "make test-asan  the unit tests built with AddressSanitizer and UBSan (as root)"
 	@echo "make fuzz       build the libFuzzer targets (tests/fuzz/), run each FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make vmtest     the tests in qemu on Debian kernels (KERNELS=\"$(KERNELS)\")"
+	@echo "make svctest    the systemd units in a guest booted into systemd (SVC_KERNEL=$(SVC_KERNEL))"
+	@echo "make fleettest  three guests on three kernels scraped by Prometheus (FLEET_KERNELS)"
 	@echo "make install    the binary, systemd units and man page under PREFIX ($(PREFIX)),"
 	@echo "                the config as $(CONFIG) unless it exists (DESTDIR respected)"
 	@echo "make man        regenerate docs/lowtrace.8 from the -h texts"
@@ -286,3 +288,16 @@ KERNELS ?= 5.10 6.1 6.12 7.2
 vmtest: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
 	tests/vm/vmtest $(KERNELS)
+
+# the units of `make install` in a guest booted into systemd (tests/vm/systemd.bats), one kernel
+SVC_KERNEL ?= 6.12
+.PHONY: svctest fleettest
+svctest: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all
+	VMTEST_SYSTEMD=1 VMTEST_TIMEOUT=600 VMTEST_OUT=$(BUILD)/vm-svc tests/vm/vmtest $(SVC_KERNEL)
+
+# three systemd guests on three kernels scraped by a real Prometheus (tests/vm/fleettest)
+FLEET_KERNELS ?= 5.10 6.1 6.12
+fleettest: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all
+	tests/vm/fleettest $(FLEET_KERNELS)
