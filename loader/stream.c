@@ -411,6 +411,13 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 	return -1;
 }
 
+static int rotate_check(const struct stream *s, const char *cmd)
+{
+	if ((s->rotate_size || s->rotate_keep != 5) && !s->output)
+		return lt_error(LT_USAGE, "%s: --rotate-size and --rotate-keep need -o FILE", cmd);
+	return LT_OK;
+}
+
 static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
 {
 	return stream_opt(ctx, key, arg, num);
@@ -428,8 +435,9 @@ int cmd_events(int argc, char **argv)
 	err = lt_opts_parse(argc, argv, keys, help_events, events_opt, &s);
 	if (err)
 		return err;
-	if ((s.rotate_size || s.rotate_keep != 5) && !s.output)
-		return lt_error(LT_USAGE, "events: --rotate-size and --rotate-keep need -o FILE");
+	err = rotate_check(&s, "events");
+	if (err)
+		return err;
 	err = lt_open_pinned(&h, true);
 	if (err)
 		return err;
@@ -456,20 +464,13 @@ static int run_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_run(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,
-				    LT_O_PID,
-				    LT_O_CGROUP,
-				    LT_O_RINGBUF,
-				    LT_O_JSON,
-				    LT_O_TEXT,
-				    LT_O_TYPE,
-				    LT_O_COUNT,
-				    LT_O_DURATION,
-				    LT_O_STATE,
-				    LT_O_MAX_THREADS,
-				    LT_O_MAX_CONNS,
-				    0 };
-	static struct stream s;
+	static const int keys[] = {
+		LT_O_PROBES,   LT_O_PID,	 LT_O_CGROUP,	   LT_O_RINGBUF,
+		LT_O_JSON,     LT_O_TEXT,	 LT_O_TYPE,	   LT_O_COUNT,
+		LT_O_DURATION, LT_O_STATE,	 LT_O_MAX_THREADS, LT_O_MAX_CONNS,
+		LT_O_OUTPUT,   LT_O_ROTATE_SIZE, LT_O_ROTATE_KEEP, 0
+	};
+	static struct stream s = { .rotate_keep = 5 };
 	struct run_cli c = { .s = &s };
 	struct lt_handles h;
 	struct lt_suite *suite;
@@ -477,6 +478,8 @@ int cmd_run(int argc, char **argv)
 
 	lt_load_defaults(&c.load);
 	err = lt_opts_parse(argc, argv, keys, help_run, run_opt, &c);
+	if (!err)
+		err = rotate_check(&s, "run");
 	if (err)
 		return err;
 	err = lt_load(&c.load, &suite);
