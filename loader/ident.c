@@ -727,6 +727,8 @@ int lt_ident_open(struct lt_ident_cache *pc, const struct lt_ident_cfg *cfg)
 		c->cfg.pid_cap = 4096;
 	if (c->cfg.path_max < 16)
 		c->cfg.path_max = 256;
+	if (c->cfg.path_max > 1024)
+		c->cfg.path_max = 1024; /* LT_ENC_MAX counts on it */
 	if (!c->cfg.rescan_ns)
 		c->cfg.rescan_ns = 100000000ull;
 	if (!c->cfg.grace_ns)

@@ -29,7 +29,7 @@ struct lt_ident {
 struct lt_ident_cfg {
 	uint32_t cap; /* cgroup entries (0: 16384) */
 	uint32_t pid_cap; /* processes with a v1 identity (0: 4096) */
-	uint32_t path_max; /* bytes of one stored path (0: 256); longer ones are cut */
+	uint32_t path_max; /* bytes of one stored path (0: 256, at most 1024); longer ones are cut */
 	uint64_t rescan_ns; /* least time between rescans (0: 100 ms) */
 	uint64_t grace_ns; /* kept after its cgroup is gone (0: 30 s) */
 	uint64_t neg_ns; /* an id no rescan found stays unknown (0: 10 s) */

@@ -6,6 +6,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "records.h"
 #include "tap.h"
@@ -57,6 +59,10 @@ static void fill(void)
 
 #define NRECS 8
 
+/* identity from a cache on a made cgroup tree (and this host's v1 hierarchies, if any) */
+static struct lt_ident_cache ident;
+static uint64_t ident_id, with_ident;
+
 static void rounds(int n, struct lt_buf *b, struct lt_decode_stats *st)
 {
 	static struct lt_rec r;
@@ -72,10 +78,14 @@ static void rounds(int n, struct lt_buf *b, struct lt_decode_stats *st)
 				continue;
 			if (b->cap - b->len < LT_ENC_MAX)
 				b->len = 0; /* what a flush does */
+			const struct lt_ident *id =
+				lt_ident_get(&ident, ident_id, r.hdr.pid, r.hdr.ts_ns);
+
+			with_ident += id && id->cid_len;
 			if (i & 1)
-				lt_encode_text(b, p, &r);
+				lt_encode_text_id(b, p, &r, id);
 			else
-				lt_encode_json(b, p, &r);
+				lt_encode_json_id(b, p, &r, id);
 		}
 	}
 }
@@ -92,8 +102,25 @@ int main(void)
 	free(probe);
 
 	fill();
+	{
+		static char tree[] = "/tmp/lt-alloc-XXXXXX";
+		char p[300];
+		struct lt_ident_cfg cfg = { .root = tree };
+		struct stat sb;
+
+		ok(mkdtemp(tree) != NULL, "a made cgroup tree");
+		snprintf(p, sizeof(p), "%s/docker-%s.scope", tree,
+			 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+		mkdir(p, 0755);
+		stat(p, &sb);
+		ident_id = sb.st_ino;
+		ok(!lt_ident_open(&ident, &cfg), "identity cache open");
+		rmdir(p);
+		rmdir(tree);
+	}
 	rounds(1000, &b, &st); /* warm-up */
 	allocs = frees = 0;
+	with_ident = 0;
 	memset(&st, 0, sizeof(st));
 	rounds(100000, &b, &st);
 	ok(st.fast + st.older == 100000 * NRECS,
@@ -101,5 +128,8 @@ int main(void)
 	   (unsigned long)st.fast, (unsigned long)st.older);
 	ok(allocs == 0, "zero allocations in 100000 decode+encode rounds (saw %lu)", allocs);
 	ok(frees == 0, "zero frees in 100000 decode+encode rounds (saw %lu)", frees);
+	ok(with_ident == (uint64_t)100000 * NRECS, "every record had its identity (%lu)",
+	   (unsigned long)with_ident);
+	lt_ident_close(&ident);
 	return tap_done();
 }
