@@ -130,6 +130,7 @@ struct lt_decode_stats {
 	uint64_t fast; /* size matched: one memcpy */
 	uint64_t older; /* smaller producer record: zero-filled */
 	uint64_t newer; /* larger producer record: tail skipped */
+	uint64_t v0; /* the 24-byte header before the cgroup id: converted */
 	uint64_t rejected; /* below header size, past the buffer */
 	uint64_t unknown; /* type this loader does not know */
 };

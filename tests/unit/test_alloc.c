@@ -28,30 +28,32 @@ static void fill(void)
 {
 	static const char args[] = "/usr/bin/env\0-i\0\x1b[0m\0\xff\xfe tail";
 
-	ex.hdr = (struct lt_hdr){ LT_TYPE_EXEC, sizeof(ex), 1, 1, 2, 2 };
+	ex.hdr = (struct lt_hdr){ LT_TYPE_EXEC, sizeof(ex), 1, LT_HDR_CGROUP, 1, 2, 2, 0 };
 	memcpy(ex.comm, "env\x01", 5);
 	memcpy(ex.filename, "/usr/bin/env", 13);
 	ex.filename_len = 12;
 	memcpy(ex.args, args, sizeof(args));
 	ex.args_len = sizeof(args);
-	xt.hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(xt), 0, 3, 2, 2 };
-	fk.hdr = (struct lt_hdr){ LT_TYPE_FORK, sizeof(fk) - 16, 0, 4, 1, 1 }; /* older */
-	sg.hdr = (struct lt_hdr){ LT_TYPE_SIGNAL, sizeof(sg), 0, 5, 1, 1 };
+	xt.hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(xt), 0, LT_HDR_CGROUP, 3, 2, 2, 0 };
+	fk.hdr = (struct lt_hdr){
+		LT_TYPE_FORK, sizeof(fk) - 16, 0, LT_HDR_CGROUP, 4, 1, 1, 0
+	}; /* older */
+	sg.hdr = (struct lt_hdr){ LT_TYPE_SIGNAL, sizeof(sg), 0, LT_HDR_CGROUP, 5, 1, 1, 0 };
 	sg.sig = 40; /* a real-time signal's name is built, not looked up */
 	sg.result = 9; /* unknown result */
-	om.hdr = (struct lt_hdr){ LT_TYPE_OOM, sizeof(om), 0, 6, 1, 1 };
-	op.hdr = (struct lt_hdr){ LT_TYPE_OPEN, sizeof(op), 0, 7, 1, 1 };
+	om.hdr = (struct lt_hdr){ LT_TYPE_OOM, sizeof(om), 0, LT_HDR_CGROUP, 6, 1, 1, 0 };
+	op.hdr = (struct lt_hdr){ LT_TYPE_OPEN, sizeof(op), 0, LT_HDR_CGROUP, 7, 1, 1, 0 };
 	op.flags = 0777777777; /* every flag name and unnamed bits */
 	op.mode = 0644;
 	op.ret = -2;
 	memcpy(op.path, "/etc/\x1b]0;x", 10);
 	op.path_len = 10;
-	tc.hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(tc), 0, 8, 1, 1 };
+	tc.hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(tc), 0, LT_HDR_CGROUP, 8, 1, 1, 0 };
 	tc.addr.family = 6;
 	memset(tc.addr.saddr, 0xfe, 16);
 	tc.addr.daddr[15] = 1;
 	tc.direction = LT_TCP_ACCEPT;
-	tr.hdr = (struct lt_hdr){ LT_TYPE_TCP_RETRANS, sizeof(tr), 0, 9, 1, 1 };
+	tr.hdr = (struct lt_hdr){ LT_TYPE_TCP_RETRANS, sizeof(tr), 0, LT_HDR_CGROUP, 9, 1, 1, 0 };
 	tr.addr.family = 4;
 	tr.addr.saddr[0] = 127;
 	tr.state = 2;
