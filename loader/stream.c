@@ -88,14 +88,6 @@ struct stream {
 	struct lt_decode_stats ds;
 };
 
-/* The cgroup v2 id of the record's task (0: none). */
-static uint64_t rec_cgroup_id(const struct lt_rec *r)
-{
-	if (r->hdr.type == LT_TYPE_EXEC)
-		return ((const struct lt_exec *)r->raw)->cgroup_id;
-	return 0;
-}
-
 /* Does the record pass --container and --unit? */
 static bool ident_match(const struct stream *s, const struct lt_ident *id)
 {
@@ -117,7 +109,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	if (!p || (s->types && !((s->types >> p->type) & 1)) ||
 	    (s->pid && s->rec.hdr.pid != s->pid))
 		return 0;
-	id = lt_ident_get(&s->ident, rec_cgroup_id(&s->rec), s->rec.hdr.pid, s->rec.hdr.ts_ns);
+	id = lt_ident_get(&s->ident, s->rec.hdr.cgroup_id, s->rec.hdr.pid, s->rec.hdr.ts_ns);
 	pass = ident_match(s, id);
 	if (pass && s->out.b.cap - s->out.b.len < LT_ENC_MAX)
 		lt_out_flush(&s->out);
