@@ -41,7 +41,8 @@ static void sample_exec(struct lt_exec *e)
 	static const char args[] = "/usr/bin/git\0commit\0-m\0fix the thing\0--no-verify";
 
 	memset(e, 0, sizeof(*e));
-	e->hdr = (struct lt_hdr){ LT_TYPE_EXEC, sizeof(*e), 1, 123456789012345ull, 4242, 4242 };
+	e->hdr = (struct lt_hdr){ LT_TYPE_EXEC,	      sizeof(*e), 1,	LT_HDR_CGROUP,
+				  123456789012345ull, 4242,	  4242, 0 };
 	e->ppid = 4100;
 	e->uid = 1000;
 	e->gid = 1000;
@@ -57,7 +58,8 @@ static void sample_exec(struct lt_exec *e)
 static void sample_open(struct lt_open *o)
 {
 	memset(o, 0, sizeof(*o));
-	o->hdr = (struct lt_hdr){ LT_TYPE_OPEN, sizeof(*o), 0, 123456789012345ull, 777, 778 };
+	o->hdr = (struct lt_hdr){ LT_TYPE_OPEN,	      sizeof(*o), 0,   LT_HDR_CGROUP,
+				  123456789012345ull, 777,	  778, 0 };
 	o->ret = 3;
 	o->dfd = -100;
 	o->flags = 02000000 | 0100 | 01; /* O_WRONLY|O_CREAT|O_CLOEXEC */
@@ -71,7 +73,8 @@ static void sample_open(struct lt_open *o)
 static void sample_tcp(struct lt_tcp *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(*t), 1, 123456789012345ull, 900, 901 };
+	t->hdr = (struct lt_hdr){ LT_TYPE_TCP,	      sizeof(*t), 1,   LT_HDR_CGROUP,
+				  123456789012345ull, 900,	  901, 0 };
 	t->addr.family = 4;
 	memcpy(t->addr.saddr, "\x0a\x00\x00\x05", 4);
 	memcpy(t->addr.daddr, "\x8c\x52\x79\x04", 4);
@@ -225,7 +228,8 @@ static void dump_exit(void)
 
 	for (int i = 0; i < 4; i++) {
 		memset(&x, 0, sizeof(x));
-		x.hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(x), i, 5ull << (i * 15), 9, 9 + i };
+		x.hdr = (struct lt_hdr){ LT_TYPE_EXIT,	   sizeof(x), i,     LT_HDR_CGROUP,
+					 5ull << (i * 15), 9,	      9 + i, 0 };
 		x.ppid = i ? 1 : 0;
 		x.exit_code = i * 85;
 		x.signal = i == 2 ? 11 : 0;
@@ -244,7 +248,7 @@ static void dump_fork(void)
 	static struct lt_fork f;
 
 	memset(&f, 0, sizeof(f));
-	f.hdr = (struct lt_hdr){ LT_TYPE_FORK, sizeof(f), 1, 42, 10, 10 };
+	f.hdr = (struct lt_hdr){ LT_TYPE_FORK, sizeof(f), 1, LT_HDR_CGROUP, 42, 10, 10, 0 };
 	f.child_pid = 4294967295u;
 	memcpy(f.comm, "bash", 5);
 	emit(&f, sizeof(f));
@@ -261,7 +265,9 @@ static void dump_signal(void)
 
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
 		memset(&g, 0, sizeof(g));
-		g.hdr = (struct lt_hdr){ LT_TYPE_SIGNAL, sizeof(g), 1, 7, 10, 11 };
+		g.hdr = (struct lt_hdr){
+			LT_TYPE_SIGNAL, sizeof(g), 1, LT_HDR_CGROUP, 7, 10, 11, 0
+		};
 		g.target_pid = 20;
 		g.target_tid = 21 + i;
 		g.sig = sigs[i];
@@ -278,7 +284,7 @@ static void dump_oom(void)
 	static struct lt_oom o;
 
 	memset(&o, 0, sizeof(o));
-	o.hdr = (struct lt_hdr){ LT_TYPE_OOM, sizeof(o), 0, 6, 1, 1 };
+	o.hdr = (struct lt_hdr){ LT_TYPE_OOM, sizeof(o), 0, LT_HDR_CGROUP, 6, 1, 1, 0 };
 	o.victim_pid = 1234;
 	o.victim_uid = 65534;
 	o.pages = 1ull << 40;
@@ -332,7 +338,7 @@ static void dump_tcp(void)
 
 	for (int i = 0; i < 6; i++) {
 		memset(&t, 0, sizeof(t));
-		t.hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(t), 0, 9, 4, 4 };
+		t.hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(t), 0, LT_HDR_CGROUP, 9, 4, 4, 0 };
 		t.addr.family = i == 0 ? 4 : i == 1 ? 6 : i == 2 ? 0 : i == 3 ? 6 : i == 4 ? 6 : 9;
 		if (i == 1) {
 			t.addr.saddr[0] = 0xfe;
@@ -359,7 +365,9 @@ static void dump_tcp(void)
 	}
 	for (int st = 0; st <= 14; st++) {
 		memset(&q, 0, sizeof(q));
-		q.hdr = (struct lt_hdr){ LT_TYPE_TCP_RETRANS, sizeof(q), 0, 1, 0, 0 };
+		q.hdr = (struct lt_hdr){
+			LT_TYPE_TCP_RETRANS, sizeof(q), 0, LT_HDR_CGROUP, 1, 0, 0, 0
+		};
 		q.addr.family = st & 1 ? 4 : 6;
 		memcpy(q.addr.saddr, "\x0a\x00\x00\x01", 4);
 		memcpy(q.addr.daddr, "\xc0\xa8\x01\xfe", 4);
@@ -375,7 +383,7 @@ static void dump_task(void)
 	static struct lt_task k;
 
 	memset(&k, 0, sizeof(k));
-	k.hdr = (struct lt_hdr){ LT_TYPE_TASK, sizeof(k), 1, 3, 5, 5 };
+	k.hdr = (struct lt_hdr){ LT_TYPE_TASK, sizeof(k), 1, LT_HDR_CGROUP, 3, 5, 5, 0 };
 	memcpy(k.comm, "python3\xff", 9);
 	emit(&k, sizeof(k));
 }

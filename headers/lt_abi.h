@@ -60,15 +60,28 @@ enum lt_probe_id {
 #define LT_LOCAL_TASK (1u << 0) /* task storage; else a hash by thread id */
 #define LT_LOCAL_SK (1u << 1) /* socket storage; else a hash by socket address */
 
-/* Common header: first in every record. */
+/* lt_hdr.flags */
+#define LT_HDR_CGROUP (1u << 0) /* this header (32 bytes, cgroup_id); else the 24-byte one before it */
+
+/*
+ * Common header: first in every record. Until the cgroup id joined it, the
+ * header was 24 bytes with a __u32 cpu where cpu and flags are now; its
+ * records have flags 0 (a CPU number < 65536, little-endian), so the decoder
+ * tells the two apart and reads both.
+ */
 struct lt_hdr {
 	__u16 type; /* enum lt_type */
 	__u16 size; /* whole record as produced, header included */
-	__u32 cpu;
+	__u16 cpu;
+	__u16 flags; /* LT_HDR_* */
 	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u32 pid; /* thread group id */
 	__u32 tid;
+	__u64 cgroup_id; /* cgroup v2 id (inode) of the task that caused the record; 0: none */
 };
+
+/* Size of the header before LT_HDR_CGROUP: the decoder's oldest layout. */
+#define LT_HDR_V0_SIZE 24
 
 /* lt_exec.flags */
 #define LT_EXEC_ARGS_TRUNC (1u << 0)
@@ -80,7 +93,7 @@ struct lt_exec {
 	__u32 uid;
 	__u32 gid;
 	__u32 argc; /* true argc of the exec, may exceed what args holds */
-	__u64 cgroup_id;
+	__u64 cgroup_id; /* the header's, kept for readers of this field */
 	__u16 filename_len; /* bytes in filename, without the NUL */
 	__u16 args_len; /* bytes in args: NUL-separated argv, cut at LT_ARGS_MAX */
 	__u8 flags; /* LT_EXEC_* */
@@ -88,6 +101,11 @@ struct lt_exec {
 	char comm[LT_COMM_LEN];
 	char filename[LT_FILENAME_MAX];
 	char args[LT_ARGS_MAX];
+	/* namespace inode numbers (as in /proc/PID/ns/ *) of the new image */
+	__u32 pid_ns;
+	__u32 mnt_ns;
+	__u32 net_ns;
+	__u32 _pad1;
 };
 
 struct lt_exit {
@@ -238,12 +256,13 @@ struct lt_seen {
  * record is added here, nowhere else, for both.
  */
 #define LT_ABI_RECORDS(S, M)                                                                   \
-	S(lt_hdr) M(lt_hdr, type) M(lt_hdr, size) M(lt_hdr, cpu) M(lt_hdr, ts_ns) M(lt_hdr, pid) \
-	M(lt_hdr, tid)                                                                         \
+	S(lt_hdr) M(lt_hdr, type) M(lt_hdr, size) M(lt_hdr, cpu) M(lt_hdr, flags)               \
+	M(lt_hdr, ts_ns) M(lt_hdr, pid) M(lt_hdr, tid) M(lt_hdr, cgroup_id)                      \
 	S(lt_exec) M(lt_exec, hdr) M(lt_exec, ppid) M(lt_exec, uid) M(lt_exec, gid)             \
 	M(lt_exec, argc) M(lt_exec, cgroup_id) M(lt_exec, filename_len) M(lt_exec, args_len)   \
 	M(lt_exec, flags) M(lt_exec, _pad0) M(lt_exec, comm) M(lt_exec, filename)               \
-	M(lt_exec, args)                                                                       \
+	M(lt_exec, args) M(lt_exec, pid_ns) M(lt_exec, mnt_ns) M(lt_exec, net_ns)               \
+	M(lt_exec, _pad1)                                                                      \
 	S(lt_exit) M(lt_exit, hdr) M(lt_exit, ppid) M(lt_exit, exit_code) M(lt_exit, signal)    \
 	M(lt_exit, core_dumped) M(lt_exit, _pad0) M(lt_exit, lifetime_ns) M(lt_exit, comm)      \
 	S(lt_fork) M(lt_fork, hdr) M(lt_fork, child_pid) M(lt_fork, _pad0) M(lt_fork, comm)     \
@@ -266,59 +285,62 @@ struct lt_seen {
 
 #define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)
 
-_Static_assert(sizeof(struct lt_hdr) == 24, "lt_hdr size");
+_Static_assert(sizeof(struct lt_hdr) == 32, "lt_hdr size");
 LT_ASSERT_OFF(struct lt_hdr, size, 2);
+LT_ASSERT_OFF(struct lt_hdr, flags, 6);
 LT_ASSERT_OFF(struct lt_hdr, ts_ns, 8);
 LT_ASSERT_OFF(struct lt_hdr, tid, 20);
+LT_ASSERT_OFF(struct lt_hdr, cgroup_id, 24);
 
-_Static_assert(sizeof(struct lt_exec) == 1352, "lt_exec size");
-LT_ASSERT_OFF(struct lt_exec, cgroup_id, 40);
-LT_ASSERT_OFF(struct lt_exec, flags, 52);
-LT_ASSERT_OFF(struct lt_exec, comm, 56);
-LT_ASSERT_OFF(struct lt_exec, filename, 72);
-LT_ASSERT_OFF(struct lt_exec, args, 328);
+_Static_assert(sizeof(struct lt_exec) == 1376, "lt_exec size");
+LT_ASSERT_OFF(struct lt_exec, cgroup_id, 48);
+LT_ASSERT_OFF(struct lt_exec, flags, 60);
+LT_ASSERT_OFF(struct lt_exec, comm, 64);
+LT_ASSERT_OFF(struct lt_exec, filename, 80);
+LT_ASSERT_OFF(struct lt_exec, args, 336);
+LT_ASSERT_OFF(struct lt_exec, pid_ns, 1360);
 
-_Static_assert(sizeof(struct lt_exit) == 64, "lt_exit size");
-LT_ASSERT_OFF(struct lt_exit, lifetime_ns, 40);
-LT_ASSERT_OFF(struct lt_exit, comm, 48);
+_Static_assert(sizeof(struct lt_exit) == 72, "lt_exit size");
+LT_ASSERT_OFF(struct lt_exit, lifetime_ns, 48);
+LT_ASSERT_OFF(struct lt_exit, comm, 56);
 
-_Static_assert(sizeof(struct lt_fork) == 48, "lt_fork size");
-LT_ASSERT_OFF(struct lt_fork, child_pid, 24);
-LT_ASSERT_OFF(struct lt_fork, comm, 32);
+_Static_assert(sizeof(struct lt_fork) == 56, "lt_fork size");
+LT_ASSERT_OFF(struct lt_fork, child_pid, 32);
+LT_ASSERT_OFF(struct lt_fork, comm, 40);
 
-_Static_assert(sizeof(struct lt_signal) == 80, "lt_signal size");
-LT_ASSERT_OFF(struct lt_signal, sig, 32);
-LT_ASSERT_OFF(struct lt_signal, group, 40);
-LT_ASSERT_OFF(struct lt_signal, comm, 48);
-LT_ASSERT_OFF(struct lt_signal, target_comm, 64);
+_Static_assert(sizeof(struct lt_signal) == 88, "lt_signal size");
+LT_ASSERT_OFF(struct lt_signal, sig, 40);
+LT_ASSERT_OFF(struct lt_signal, group, 48);
+LT_ASSERT_OFF(struct lt_signal, comm, 56);
+LT_ASSERT_OFF(struct lt_signal, target_comm, 72);
 
-_Static_assert(sizeof(struct lt_oom) == 80, "lt_oom size");
-LT_ASSERT_OFF(struct lt_oom, pages, 32);
-LT_ASSERT_OFF(struct lt_oom, comm, 48);
-LT_ASSERT_OFF(struct lt_oom, victim_comm, 64);
+_Static_assert(sizeof(struct lt_oom) == 88, "lt_oom size");
+LT_ASSERT_OFF(struct lt_oom, pages, 40);
+LT_ASSERT_OFF(struct lt_oom, comm, 56);
+LT_ASSERT_OFF(struct lt_oom, victim_comm, 72);
 
-_Static_assert(sizeof(struct lt_open) == 320, "lt_open size");
-LT_ASSERT_OFF(struct lt_open, flags, 32);
-LT_ASSERT_OFF(struct lt_open, path_len, 40);
-LT_ASSERT_OFF(struct lt_open, comm, 48);
-LT_ASSERT_OFF(struct lt_open, path, 64);
+_Static_assert(sizeof(struct lt_open) == 328, "lt_open size");
+LT_ASSERT_OFF(struct lt_open, flags, 40);
+LT_ASSERT_OFF(struct lt_open, path_len, 48);
+LT_ASSERT_OFF(struct lt_open, comm, 56);
+LT_ASSERT_OFF(struct lt_open, path, 72);
 
 _Static_assert(sizeof(struct lt_tcp_addr) == 40, "lt_tcp_addr size");
 LT_ASSERT_OFF(struct lt_tcp_addr, sport, 32);
 LT_ASSERT_OFF(struct lt_tcp_addr, family, 36);
 
-_Static_assert(sizeof(struct lt_tcp) == 112, "lt_tcp size");
-LT_ASSERT_OFF(struct lt_tcp, addr, 24);
-LT_ASSERT_OFF(struct lt_tcp, duration_ns, 64);
-LT_ASSERT_OFF(struct lt_tcp, direction, 88);
-LT_ASSERT_OFF(struct lt_tcp, comm, 96);
+_Static_assert(sizeof(struct lt_tcp) == 120, "lt_tcp size");
+LT_ASSERT_OFF(struct lt_tcp, addr, 32);
+LT_ASSERT_OFF(struct lt_tcp, duration_ns, 72);
+LT_ASSERT_OFF(struct lt_tcp, direction, 96);
+LT_ASSERT_OFF(struct lt_tcp, comm, 104);
 
-_Static_assert(sizeof(struct lt_tcp_retrans) == 88, "lt_tcp_retrans size");
-LT_ASSERT_OFF(struct lt_tcp_retrans, state, 64);
-LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 72);
+_Static_assert(sizeof(struct lt_tcp_retrans) == 96, "lt_tcp_retrans size");
+LT_ASSERT_OFF(struct lt_tcp_retrans, state, 72);
+LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 80);
 
-_Static_assert(sizeof(struct lt_task) == 40, "lt_task size");
-LT_ASSERT_OFF(struct lt_task, comm, 24);
+_Static_assert(sizeof(struct lt_task) == 48, "lt_task size");
+LT_ASSERT_OFF(struct lt_task, comm, 32);
 
 _Static_assert(sizeof(struct lt_stat) == 24, "lt_stat size");
 _Static_assert(sizeof(struct lt_seen) == 16, "lt_seen size");

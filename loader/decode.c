@@ -1,19 +1,61 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stddef.h>
 #include <string.h>
 
 #include "records.h"
 
-const struct lt_probe *lt_decode(const void *data, size_t avail, struct lt_rec *out,
-				 struct lt_decode_stats *st)
+/*
+ * A record of the 24-byte header (no cgroup id, flags 0): its body moves up
+ * by 8 bytes to where this layout has it, then it is an older or newer
+ * record like any other. Exec carried the cgroup id in its body: the header
+ * gets it from there.
+ */
+static const struct lt_probe *decode_v0(const unsigned char *data, size_t avail, struct lt_rec *out,
+					struct lt_decode_stats *st, const struct lt_hdr *h0)
 {
+	const size_t grow = sizeof(struct lt_hdr) - LT_HDR_V0_SIZE;
 	const struct lt_probe *p;
-	struct lt_hdr h;
+	size_t body, want;
 
-	if (avail < sizeof(h)) {
+	if (h0->size < LT_HDR_V0_SIZE || h0->size > avail) {
 		st->rejected++;
 		return NULL;
 	}
-	memcpy(&h, data, sizeof(h));
+	p = lt_probe_by_type(h0->type);
+	if (!p) {
+		st->unknown++;
+		return NULL;
+	}
+	body = h0->size - LT_HDR_V0_SIZE;
+	want = p->rec_size - sizeof(struct lt_hdr);
+	memcpy(out->raw, data, LT_HDR_V0_SIZE);
+	out->hdr.cgroup_id = 0;
+	memcpy(out->raw + sizeof(struct lt_hdr), data + LT_HDR_V0_SIZE, body < want ? body : want);
+	if (body < want)
+		memset(out->raw + sizeof(struct lt_hdr) + body, 0, want - body);
+	/* what the header says of the record as it is now */
+	out->hdr.size = h0->size + grow;
+	if (h0->type == LT_TYPE_EXEC)
+		memcpy(&out->hdr.cgroup_id, out->raw + offsetof(struct lt_exec, cgroup_id),
+		       sizeof(out->hdr.cgroup_id));
+	st->v0++;
+	return p;
+}
+
+const struct lt_probe *lt_decode(const void *data_, size_t avail, struct lt_rec *out,
+				 struct lt_decode_stats *st)
+{
+	const unsigned char *data = data_;
+	const struct lt_probe *p;
+	struct lt_hdr h;
+
+	if (avail < LT_HDR_V0_SIZE) {
+		st->rejected++;
+		return NULL;
+	}
+	memcpy(&h, data, LT_HDR_V0_SIZE);
+	if (!(h.flags & LT_HDR_CGROUP))
+		return decode_v0(data, avail, out, st, &h);
 	if (h.size < sizeof(h) || h.size > avail) {
 		st->rejected++;
 		return NULL;

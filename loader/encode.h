@@ -14,10 +14,11 @@ struct lt_buf {
 
 /*
  * Room one encoded record may need: the worst case is an exec record whose
- * every byte is escaped as \u00XX (6 bytes) in JSON. Callers flush when less
- * than this is free, so the encoders below do not check bounds per byte.
+ * every byte is escaped as \u00XX (6 bytes) in JSON, plus its identity (a
+ * 256-byte cgroup path and a 128-byte unit, escaped too). Callers flush when
+ * less than this is free, so the encoders below do not check bounds per byte.
  */
-#define LT_ENC_MAX (16 * 1024)
+#define LT_ENC_MAX (20 * 1024)
 
 static inline void lt_put_c(struct lt_buf *b, char c)
 {

@@ -15,6 +15,7 @@
 #define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -168,15 +169,64 @@ static void put_counters(struct server *s, const char *metric, const char *help,
 	}
 }
 
+/* kernel.bpf_stats_enabled: the programs' run_cnt and run_time_ns grow only while it is 1 */
+static bool bpf_stats_on(void)
+{
+	char c = '0';
+	int fd = open("/proc/sys/kernel/bpf_stats_enabled", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+/* The programs' cost per probe, from bpf_prog_info: seconds (ns as a decimal) and runs. */
+static void put_run_stats(struct server *s)
+{
+	struct lt_buf *b = s->body;
+
+	help_type(
+		b, "lowtrace_probe_run_seconds_total", "counter",
+		"Time the probe's BPF programs ran (kernel run_time_ns, summed over its programs); "
+		"only while kernel.bpf_stats_enabled=1.");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		uint64_t ns = s->counts[i].run_time_ns;
+		char frac[16];
+
+		if (!s->have[i])
+			continue;
+		snprintf(frac, sizeof(frac), ".%09llu", (unsigned long long)(ns % 1000000000));
+		lt_put_s(b, "lowtrace_probe_run_seconds_total{probe=\"");
+		lt_put_s(b, lt_probes[i].name);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, ns / 1000000000);
+		lt_put_s(b, frac);
+		lt_put_c(b, '\n');
+	}
+	put_counters(
+		s, "lowtrace_probe_runs_total",
+		"Times the probe's BPF programs ran (kernel run_cnt, summed over its programs); "
+		"only while kernel.bpf_stats_enabled=1.",
+		offsetof(struct lt_counts, run_cnt));
+}
+
 /* One gauge family of the map audit: a sample per map whose value the kernel can tell. */
-static void put_map_gauge(struct server *s, const char *metric, const char *help, bool max)
+enum map_value { MAP_ENTRIES, MAP_MAX, MAP_MEMLOCK };
+
+static void put_map_gauge(struct server *s, const char *metric, const char *help,
+			  enum map_value what)
 {
 	struct lt_buf *b = s->body;
 
 	help_type(b, metric, "gauge", help);
 	for (size_t i = 0; i < lt_maps_count(s->maps); i++) {
 		const struct lt_map_use *m = lt_maps_at(s->maps, i);
-		int64_t v = max ? m->max_entries : m->entries;
+		int64_t v = what == MAP_MAX	  ? m->max_entries
+			    : what == MAP_MEMLOCK ? m->memlock
+						  : m->entries;
 
 		if (v < 0)
 			continue; /* local storage: no count, no cap */
@@ -335,16 +385,21 @@ static int scrape(struct server *s)
 		     "Events the kernel skipped the probe for (it was already running on that CPU) "
 		     "and no fallback took over, per probe.",
 		     offsetof(struct lt_counts, missed));
-	if (lt_maps_read(s->maps, false))
+	if (bpf_stats_on())
+		put_run_stats(s);
+	if (lt_maps_read(s->maps, true))
 		return 500;
 	put_map_gauge(s, "lowtrace_map_entries",
 		      "Entries in use in a probe's stateful map (hashes counted, arrays full; none "
 		      "for task or socket local storage).",
-		      false);
+		      MAP_ENTRIES);
 	put_map_gauge(s, "lowtrace_map_max_entries",
 		      "Entries a probe's stateful map holds at most; a full map's failed inserts "
 		      "count as drops.",
-		      true);
+		      MAP_MAX);
+	put_map_gauge(s, "lowtrace_map_memory_bytes",
+		      "Kernel memory of a probe's stateful map (memlock in its fdinfo).",
+		      MAP_MEMLOCK);
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_prom *m = lt_probes[i].prom;
 
@@ -779,7 +834,11 @@ static void help_metrics(void)
 	       "    kernel skipped the probe for), lowtrace_map_entries{probe,map} and\n"
 	       "    lowtrace_map_max_entries{probe,map} (gauges: how full each loaded probe's\n"
 	       "    stateful maps are; no sample where the kernel cannot tell, as for task and\n"
-	       "    socket local storage), and for the aggregate probes that are loaded\n"
+	       "    socket local storage), lowtrace_map_memory_bytes{probe,map} (their kernel\n"
+	       "    memory), lowtrace_probe_run_seconds_total{probe} and\n"
+	       "    lowtrace_probe_runs_total{probe} (the probes' BPF programs' run time and\n"
+	       "    runs; only while kernel.bpf_stats_enabled=1, absent otherwise), and for\n"
+	       "    the aggregate probes that are loaded\n"
 	       "    lowtrace_syscalls_total{name}, lowtrace_syscall_latency_seconds,\n"
 	       "    lowtrace_runq_latency_seconds, lowtrace_bio_latency_seconds{device,op}\n"
 	       "    (histograms: cumulative _bucket{le}, _sum, _count). Other paths get 404,\n"

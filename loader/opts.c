@@ -11,6 +11,7 @@
 
 #include "lowtrace.h"
 #include "opts.h"
+#include "ident.h"
 #include "records.h"
 
 enum kind { FLAG, STR, NUM };
@@ -53,6 +54,9 @@ static const struct opt_desc descs[] = {
 	OPT_NUM("count", LT_O_COUNT, ~0ull, false, ZERO_AT_LEAST_1),
 	OPT_NUM("duration", LT_O_DURATION, 86400 * 365, false, ZERO_AT_LEAST_1),
 	OPT("follow", LT_O_FOLLOW, FLAG),
+	OPT("container", LT_O_CONTAINER, STR),
+	OPT("unit", LT_O_UNIT, STR),
+	OPT_NUM("ident-cap", LT_O_IDENT_CAP, 1u << 22, true, ZERO_AT_LEAST_1),
 	OPT_NUM("interval", LT_O_INTERVAL, 86400, false, ZERO_AT_LEAST_1),
 	OPT("listen", LT_O_LISTEN, STR),
 	OPT("per-syscall-latency", LT_O_PER_SYS_LAT, FLAG),
@@ -369,6 +373,34 @@ int lt_check_pid_arg(uint32_t pid)
 		return lt_error(LT_USAGE,
 				"--pid %u: a thread of process %u (--pid takes the process id)",
 				pid, tgid);
+	return LT_OK;
+}
+
+int lt_check_container_arg(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > LT_IDENT_CID_LEN)
+		return lt_error(LT_USAGE,
+				"--container '%s': want 1 to %d hex digits of a container id", s,
+				LT_IDENT_CID_LEN);
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return lt_error(LT_USAGE,
+					"--container '%s': not lower-case hex (a container id "
+					"prefix)",
+					s);
+	return LT_OK;
+}
+
+int lt_check_unit_arg(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n > LT_IDENT_UNIT_MAX || strchr(s, '/') ||
+	    !((n > 8 && !strcmp(s + n - 8, ".service")) || (n > 6 && !strcmp(s + n - 6, ".scope"))))
+		return lt_error(LT_USAGE, "--unit '%s': want a systemd NAME.service or NAME.scope",
+				s);
 	return LT_OK;
 }
 

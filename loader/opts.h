@@ -50,6 +50,9 @@ enum lt_opt_key {
 	LT_O_ROTATE_KEEP,
 	LT_O_BY,
 	LT_O_BY_MAX,
+	LT_O_CONTAINER,
+	LT_O_UNIT,
+	LT_O_IDENT_CAP,
 };
 
 /*
@@ -86,6 +89,9 @@ int lt_load_check(const struct lt_load_opts *o);
  */
 int lt_check_pid_arg(uint32_t pid);
 int lt_check_cgroup_arg(const char *path);
+/* events/run --container (1 to 64 lower-case hex digits), --unit (NAME.service, NAME.scope) */
+int lt_check_container_arg(const char *s);
+int lt_check_unit_arg(const char *s);
 
 /* --interval S and --count N of the commands that print again (hist, top) */
 struct lt_every {

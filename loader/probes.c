@@ -89,6 +89,7 @@ const struct lt_field lt_hdr_fields[] = {
 	F_INT(lt_hdr, cpu, "cpu"),
 	F_INT(lt_hdr, pid, "pid"),
 	F_INT(lt_hdr, tid, "tid"),
+	F_INT(lt_hdr, cgroup_id, "cgroup_id"),
 	F_END,
 };
 
@@ -284,7 +285,9 @@ const struct lt_probe lt_probes[] = {
 			  F_INT(lt_exec, ppid, "ppid"),
 			  F_INT(lt_exec, uid, "uid"),
 			  F_INT(lt_exec, gid, "gid"),
-			  F_INT(lt_exec, cgroup_id, "cgroup_id"),
+			  F_INT(lt_exec, pid_ns, "pid_ns"),
+			  F_INT(lt_exec, mnt_ns, "mnt_ns"),
+			  F_INT(lt_exec, net_ns, "net_ns"),
 			  F_STR(lt_exec, comm, "comm"),
 			  F_STRN(lt_exec, filename, "filename", filename_len),
 			  F_FLAG(lt_exec, flags, "filename_truncated", LT_EXEC_FILENAME_TRUNC,

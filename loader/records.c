@@ -237,23 +237,78 @@ static void put_fields_text(struct lt_buf *b, const struct lt_field *f, const un
 	}
 }
 
-void lt_encode_json(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r)
+/* The identity keys: cgroup whenever known, the others only when the path names them. */
+static void put_ident_json(struct lt_buf *b, const struct lt_ident *id)
+{
+	lt_put_mem(b, ",\"cgroup\":", 10);
+	lt_put_json_str(b, id->cgroup, id->cgroup_len);
+	if (id->cid_len) {
+		lt_put_mem(b, ",\"container_id\":\"", 17);
+		lt_put_mem(b, id->container_id, id->cid_len);
+		lt_put_c(b, '"');
+	}
+	if (id->pod_len) {
+		lt_put_mem(b, ",\"pod_uid\":\"", 12);
+		lt_put_mem(b, id->pod_uid, id->pod_len);
+		lt_put_c(b, '"');
+	}
+	if (id->unit_len) {
+		lt_put_mem(b, ",\"unit\":", 8);
+		lt_put_json_str(b, id->unit, id->unit_len);
+	}
+}
+
+static void put_ident_text(struct lt_buf *b, const struct lt_ident *id)
+{
+	lt_put_mem(b, " cgroup=", 8);
+	lt_put_text_str(b, id->cgroup, id->cgroup_len);
+	if (id->cid_len) {
+		lt_put_mem(b, " container_id=", 14);
+		lt_put_mem(b, id->container_id, id->cid_len);
+	}
+	if (id->pod_len) {
+		lt_put_mem(b, " pod_uid=", 9);
+		lt_put_mem(b, id->pod_uid, id->pod_len);
+	}
+	if (id->unit_len) {
+		lt_put_mem(b, " unit=", 6);
+		lt_put_text_str(b, id->unit, id->unit_len);
+	}
+}
+
+void lt_encode_json_id(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r,
+		       const struct lt_ident *id)
 {
 	lt_put_mem(b, "{\"type\":\"", 9);
 	lt_put_s(b, p->name);
 	lt_put_c(b, '"');
 	put_fields_json(b, lt_hdr_fields, r->raw);
 	put_fields_json(b, p->fields, r->raw);
+	if (id)
+		put_ident_json(b, id);
 	lt_put_c(b, '}');
 	lt_put_c(b, '\n');
 }
 
-void lt_encode_text(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r)
+void lt_encode_text_id(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r,
+		       const struct lt_ident *id)
 {
 	lt_put_s(b, p->name);
 	put_fields_text(b, lt_hdr_fields, r->raw);
 	put_fields_text(b, p->fields, r->raw);
+	if (id)
+		put_ident_text(b, id);
 	lt_put_c(b, '\n');
+}
+
+void lt_encode_json(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r)
+{
+	lt_encode_json_id(b, p, r, NULL);
+}
+
+void lt_encode_text(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r)
+{
+	lt_encode_text_id(b, p, r, NULL);
 }
 
 /* ---- -h ---- */

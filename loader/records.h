@@ -10,6 +10,7 @@
 
 #include "lt_abi.h"
 #include "encode.h"
+#include "ident.h"
 
 /* Largest record this loader knows; a decoded record always fits. */
 #define LT_RECORD_MAX 2048
@@ -129,6 +130,7 @@ struct lt_decode_stats {
 	uint64_t fast; /* size matched: one memcpy */
 	uint64_t older; /* smaller producer record: zero-filled */
 	uint64_t newer; /* larger producer record: tail skipped */
+	uint64_t v0; /* the 24-byte header before the cgroup id: converted */
 	uint64_t rejected; /* below header size, past the buffer */
 	uint64_t unknown; /* type this loader does not know */
 };
@@ -144,6 +146,11 @@ const struct lt_probe *lt_decode(const void *data, size_t avail, struct lt_rec *
 /* Encode one decoded record as one JSON line / one text line. */
 void lt_encode_json(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r);
 void lt_encode_text(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r);
+/* The same with the task's identity (cgroup, container_id, pod_uid, unit) last; id may be NULL. */
+void lt_encode_json_id(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r,
+		       const struct lt_ident *id);
+void lt_encode_text_id(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r,
+		       const struct lt_ident *id);
 
 /* The header's fields, first in every record (after "type"). */
 extern const struct lt_field lt_hdr_fields[];

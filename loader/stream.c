@@ -34,7 +34,10 @@ static const char events_opts_help[] =
 	"    --rotate-size BYTES  with -o: rotate before FILE would pass BYTES (K/M/G\n"
 	"                         suffixes): FILE -> FILE.1 -> ... -> FILE.N, whole records\n"
 	"                         only; a record larger than BYTES gets a file of its own\n"
-	"    --rotate-keep N      the rotated files kept, FILE.1 .. FILE.N (default 5)\n";
+	"    --rotate-keep N      the rotated files kept, FILE.1 .. FILE.N (default 5)\n"
+	"    --container PREFIX   only records of a container whose id starts with PREFIX\n"
+	"    --unit NAME          only records of this systemd unit (NAME.service, NAME.scope)\n"
+	"    --ident-cap N        cgroups the identity cache keeps (default 16384)\n";
 
 static void help_events(void)
 {
@@ -52,6 +55,8 @@ static void help_events(void)
 	       "    records its ring still holds are printed, then events exits 6, or with\n"
 	       "    --follow streams on from the next suite's first record.\n");
 	lt_probe_fields_help(stdout);
+	printf("    Records of a task also have, when known: cgroup (its cgroup v2 path),\n"
+	       "    container_id, pod_uid, unit (each absent when the path names none).\n");
 	printf("    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
 	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
 	       "OPTIONS\n%s"
@@ -91,25 +96,53 @@ struct stream {
 	const char *output; /* -o FILE, NULL: stdout */
 	uint64_t rotate_size;
 	unsigned int rotate_keep;
+	const char *container; /* id prefix, NULL: all */
+	size_t container_len;
+	const char *unit; /* NULL: all */
+	uint32_t ident_cap;
+	struct lt_ident_cache ident;
 	struct lt_rec rec;
 	struct lt_decode_stats ds;
 };
+
+/* Does the record pass --container and --unit? */
+static bool ident_match(const struct stream *s, const struct lt_ident *id)
+{
+	if (s->container && (!id || id->cid_len < s->container_len ||
+			     memcmp(id->container_id, s->container, s->container_len)))
+		return false;
+	if (s->unit && (!id || strcmp(id->unit, s->unit)))
+		return false;
+	return true;
+}
 
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct stream *s = ctx;
 	const struct lt_probe *p = lt_decode(data, size, &s->rec, &s->ds);
+	const struct lt_ident *id;
+	size_t start;
+	bool pass;
 
 	if (!p || (s->types && !((s->types >> p->type) & 1)) ||
 	    (s->pid && s->rec.hdr.pid != s->pid))
 		return 0;
+	id = lt_ident_get(&s->ident, s->rec.hdr.cgroup_id, s->rec.hdr.pid, s->rec.hdr.ts_ns);
+	pass = ident_match(s, id);
+	if (!pass) {
+		/* its v1 entry is not needed past the process's last record */
+		if (p->type == LT_TYPE_EXIT)
+			lt_ident_exit(&s->ident, s->rec.hdr.pid);
+		return 0;
+	}
 	/* room for one record is kept after each one (or the ring is not read on) */
-	size_t start = s->out.b.len;
-
+	start = s->out.b.len;
 	if (s->text)
-		lt_encode_text(&s->out.b, p, &s->rec);
+		lt_encode_text_id(&s->out.b, p, &s->rec, id);
 	else
-		lt_encode_json(&s->out.b, p, &s->rec);
+		lt_encode_json_id(&s->out.b, p, &s->rec, id);
+	if (p->type == LT_TYPE_EXIT)
+		lt_ident_exit(&s->ident, s->rec.hdr.pid);
 	lt_out_record(&s->out, start);
 	if (s->out.b.cap - s->out.b.len < LT_ENC_MAX)
 		lt_out_flush(&s->out);
@@ -326,6 +359,8 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 {
 	static char outbuf[LT_OUT_SIZE];
 	static struct source src;
+	struct lt_ident_cfg cfg = {};
+	struct lt_ident_stats ist;
 	uint64_t start = lt_now_ms();
 	int err, n = 0;
 
@@ -337,9 +372,15 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 		lt_out_file(&s->out, s->output, s->rotate_size, s->rotate_keep);
 	}
 	lt_catch_stop();
+	cfg.cap = s->ident_cap;
+	if (lt_ident_open(&s->ident, &cfg))
+		return lt_error(LT_FAIL, "cannot allocate the identity cache (--ident-cap %u)",
+				cfg.cap ? cfg.cap : 16384);
 	err = source_open(&src, h, s);
-	if (err)
+	if (err) {
+		lt_ident_close(&s->ident);
 		return err;
+	}
 	for (;;) {
 		err = pump(s, &src, start, &n);
 		if (err != LT_GONE)
@@ -371,6 +412,18 @@ out:
 		fprintf(stderr, "lowtrace: %s: %llu failed writes, opens or rotations%s\n",
 			s->output, (unsigned long long)s->out.write_errors,
 			s->out.blocked ? "; records still in the ring were not written" : "");
+	lt_ident_stats(&s->ident, &ist);
+	/* the cap mattered, or ids went unresolved: say so (the cache's size is bounded) */
+	if (ist.evictions || ist.v1_evictions || ist.unknown)
+		fprintf(stderr,
+			"lowtrace: identity: %llu cgroups cached (cap %llu), %llu evicted, %llu "
+			"records of unknown cgroups, %llu rescans, %llu /proc reads (%llu "
+			"evicted)\n",
+			(unsigned long long)ist.entries, (unsigned long long)ist.cap,
+			(unsigned long long)ist.evictions, (unsigned long long)ist.unknown,
+			(unsigned long long)ist.rescans, (unsigned long long)ist.v1_lookups,
+			(unsigned long long)ist.v1_evictions);
+	lt_ident_close(&s->ident);
 	return err;
 }
 
@@ -407,8 +460,25 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 	case LT_O_ROTATE_KEEP:
 		s->rotate_keep = num;
 		return LT_OK;
+	case LT_O_CONTAINER:
+		s->container = arg;
+		s->container_len = strlen(arg);
+		return lt_check_container_arg(arg);
+	case LT_O_UNIT:
+		s->unit = arg;
+		return lt_check_unit_arg(arg);
+	case LT_O_IDENT_CAP:
+		s->ident_cap = num;
+		return LT_OK;
 	}
 	return -1;
+}
+
+static int rotate_check(const struct stream *s, const char *cmd)
+{
+	if ((s->rotate_size || s->rotate_keep != 5) && !s->output)
+		return lt_error(LT_USAGE, "%s: --rotate-size and --rotate-keep need -o FILE", cmd);
+	return LT_OK;
 }
 
 static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
@@ -418,9 +488,11 @@ static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_events(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_JSON,	      LT_O_TEXT,	LT_O_TYPE,   LT_O_PID,
-				    LT_O_COUNT,	      LT_O_DURATION,	LT_O_FOLLOW, LT_O_OUTPUT,
-				    LT_O_ROTATE_SIZE, LT_O_ROTATE_KEEP, LT_O_CONFIG, 0 };
+	static const int keys[] = { LT_O_JSON,	      LT_O_TEXT,      LT_O_TYPE,
+				    LT_O_PID,	      LT_O_COUNT,     LT_O_DURATION,
+				    LT_O_FOLLOW,      LT_O_CONTAINER, LT_O_UNIT,
+				    LT_O_IDENT_CAP,   LT_O_OUTPUT,    LT_O_ROTATE_SIZE,
+				    LT_O_ROTATE_KEEP, LT_O_CONFIG,    0 };
 	static struct stream s = { .rotate_keep = 5 };
 	struct lt_handles h;
 	int err;
@@ -428,8 +500,9 @@ int cmd_events(int argc, char **argv)
 	err = lt_opts_parse(argc, argv, keys, help_events, events_opt, &s);
 	if (err)
 		return err;
-	if ((s.rotate_size || s.rotate_keep != 5) && !s.output)
-		return lt_error(LT_USAGE, "events: --rotate-size and --rotate-keep need -o FILE");
+	err = rotate_check(&s, "events");
+	if (err)
+		return err;
 	err = lt_open_pinned(&h, true);
 	if (err)
 		return err;
@@ -468,8 +541,14 @@ int cmd_run(int argc, char **argv)
 				    LT_O_STATE,
 				    LT_O_MAX_THREADS,
 				    LT_O_MAX_CONNS,
+				    LT_O_CONTAINER,
+				    LT_O_UNIT,
+				    LT_O_IDENT_CAP,
+				    LT_O_OUTPUT,
+				    LT_O_ROTATE_SIZE,
+				    LT_O_ROTATE_KEEP,
 				    0 };
-	static struct stream s;
+	static struct stream s = { .rotate_keep = 5 };
 	struct run_cli c = { .s = &s };
 	struct lt_handles h;
 	struct lt_suite *suite;
@@ -477,6 +556,8 @@ int cmd_run(int argc, char **argv)
 
 	lt_load_defaults(&c.load);
 	err = lt_opts_parse(argc, argv, keys, help_run, run_opt, &c);
+	if (!err)
+		err = rotate_check(&s, "run");
 	if (err)
 		return err;
 	err = lt_load(&c.load, &suite);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* exec: one record per successful execve, after the new image is in place. */
 #include "lt_common.bpf.h"
+#include "lt_core.bpf.h"
 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
@@ -21,7 +22,7 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	r->gid = ugid >> 32;
 	r->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	r->argc = BPF_CORE_READ(bprm, argc);
-	r->cgroup_id = bpf_get_current_cgroup_id();
+	r->cgroup_id = r->hdr.cgroup_id;
 	r->flags = 0;
 	r->_pad0[0] = r->_pad0[1] = r->_pad0[2] = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
@@ -49,6 +50,8 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	if (bpf_probe_read_user(r->args, len, (void *)arg_start))
 		len = 0;
 	r->args_len = len;
+	lt_task_ns(p, &r->pid_ns, &r->mnt_ns, &r->net_ns);
+	r->_pad1 = 0;
 	lt_submit(LT_PROBE_EXEC, r);
 	return 0;
 }

@@ -119,9 +119,12 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->type = type;
 	h->size = size;
 	h->cpu = bpf_get_smp_processor_id();
+	h->flags = LT_HDR_CGROUP;
 	h->ts_ns = bpf_ktime_get_ns();
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
+	/* the current task's v2 cgroup; records written for another task overwrite it */
+	h->cgroup_id = bpf_get_current_cgroup_id();
 }
 
 /* Reserve a record and fill its header; a failure is counted as a drop, never silent. */

@@ -23,4 +23,24 @@ static __always_inline long lt_task_state(struct task_struct *t)
 	return BPF_CORE_READ((struct task_struct___old *)t, state);
 }
 
+/*
+ * The task's namespace inode numbers, as /proc/PID/ns/{pid,mnt,net} show them:
+ * the pid namespace is the one the task's pid lives in (not the one its
+ * children would get); 0 where the kernel has none (no nsproxy: exiting).
+ */
+static __always_inline void lt_task_ns(struct task_struct *t, __u32 *pid_ns, __u32 *mnt_ns,
+				       __u32 *net_ns)
+{
+	struct nsproxy *nsp = BPF_CORE_READ(t, nsproxy);
+	struct pid *pid = BPF_CORE_READ(t, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+	struct upid up = {};
+
+	/* numbers[] is as long as the pid's level + 1 */
+	bpf_core_read(&up, sizeof(up), &pid->numbers[level & 31]);
+	*pid_ns = BPF_CORE_READ(up.ns, ns.inum);
+	*mnt_ns = nsp ? BPF_CORE_READ(nsp, mnt_ns, ns.inum) : 0;
+	*net_ns = nsp ? BPF_CORE_READ(nsp, net_ns, ns.inum) : 0;
+}
+
 #endif /* LT_CORE_BPF_H */

@@ -42,6 +42,7 @@ struct conn {
 	__u8 _pad[7];
 	char comm[LT_COMM_LEN];
 	struct lt_tcp_addr addr; /* taken at ESTABLISHED: by CLOSE the port may be released */
+	__u64 cgroup_id; /* the owner's */
 };
 
 /*
@@ -105,6 +106,7 @@ static __always_inline void own(struct conn *c)
 	c->pid = id >> 32;
 	c->tid = (__u32)id;
 	c->owner_known = 1;
+	c->cgroup_id = bpf_get_current_cgroup_id();
 	c->keep = !lt_skip_current();
 	bpf_get_current_comm(c->comm, sizeof(c->comm));
 }
@@ -181,6 +183,7 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 		goto out;
 	r->hdr.pid = c->pid;
 	r->hdr.tid = c->tid;
+	r->hdr.cgroup_id = c->cgroup_id;
 	if (c->addr.family) {
 		__builtin_memcpy(&r->addr, &c->addr, sizeof(r->addr));
 	} else if (fill_addr(&r->addr, sk)) {
@@ -272,9 +275,11 @@ int BPF_PROG(lt_tcp_retrans, const struct sock *sk, const struct sk_buff *skb)
 	__builtin_memset(r->comm, 0, sizeof(r->comm));
 	r->hdr.pid = 0;
 	r->hdr.tid = 0;
+	r->hdr.cgroup_id = 0;
 	if (c && c->owner_known) {
 		r->hdr.pid = c->pid;
 		r->hdr.tid = c->tid;
+		r->hdr.cgroup_id = c->cgroup_id;
 		__builtin_memcpy(r->comm, c->comm, sizeof(r->comm));
 	}
 	lt_submit(LT_PROBE_TCP_RETRANS, r);

@@ -324,6 +324,14 @@ new_cgroup() {
 }
 
 # The cgroup v2 id (kernfs inode) of the calling shell's cgroup.
+# the inode number of this shell's namespace of kind $1 (pid, mnt, net), as exec records carry it
+ns_inode() {
+	local l
+	l=$(readlink "/proc/$BASHPID/ns/$1") || return 1
+	l=${l#*[}
+	echo "${l%]}"
+}
+
 own_cgroup_id() {
 	local path
 	path=$(sed -n 's/^0:://p' /proc/self/cgroup)

@@ -60,8 +60,15 @@ hog() {
 	assert_equal "${#lines[@]}" 1
 	local rec=$output
 	# the victim ran out of memory itself: it is also the trigger
+	# the trigger's v2 cgroup: the limited one under cgroup v2, else this shell's
+	local cg
+	if [ -n "$CG2_ROOT" ] && [ "${MEM_CG#"$CG2_ROOT"}" != "$MEM_CG" ]; then
+		cg=$(stat -c %i "$MEM_CG")
+	else
+		cg=$(own_cgroup_id)
+	fi
 	run -0 jq -c 'del(.ts_ns, .cpu, .pages, .total_vm_pages)' <<<"$rec"
-	assert_output "{\"type\":\"oom\",\"pid\":$HOG,\"tid\":$HOG,\"comm\":\"python3\",\"victim_pid\":$HOG,\"victim_comm\":\"python3\",\"victim_uid\":0}"
+	assert_output "{\"type\":\"oom\",\"pid\":$HOG,\"tid\":$HOG,\"cgroup_id\":$cg,\"comm\":\"python3\",\"victim_pid\":$HOG,\"victim_comm\":\"python3\",\"victim_uid\":0}"
 	# resident pages: most of the limit (page cache charged elsewhere may add to it);
 	# mapped pages: at least the resident ones
 	local page

@@ -12,8 +12,9 @@ setup() {
 
 @test "exec and exit records of /bin/sh -c 'exit 7' with two args: every field" {
 	events_bg "$OUT" --json
-	local me=$BASHPID cg rc=0 sp
+	local me=$BASHPID cg rc=0 sp pns mns nns
 	cg=$(own_cgroup_id)
+	pns=$(ns_inode pid) mns=$(ns_inode mnt) nns=$(ns_inode net)
 
 	/bin/sh -c 'exit 7' lowtrace-arg1 "arg with spaces" 3>&- &
 	sp=$!
@@ -30,13 +31,13 @@ setup() {
 	assert_equal "${#lines[@]}" 1
 	local exec=$output
 	run -0 jq -c 'del(.ts_ns, .cpu)' <<<"$exec"
-	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"ppid\":$me,\"uid\":0,\"gid\":0,\"cgroup_id\":$cg,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false}"
+	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"uid\":0,\"gid\":0,\"pid_ns\":$pns,\"mnt_ns\":$mns,\"net_ns\":$nns,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false}"
 
 	run -0 records "$OUT" ".type == \"exit\" and .pid == $sp"
 	assert_equal "${#lines[@]}" 1
 	local exit=$output
 	run -0 jq -c 'del(.ts_ns, .cpu, .lifetime_ns)' <<<"$exit"
-	assert_output "{\"type\":\"exit\",\"pid\":$sp,\"tid\":$sp,\"ppid\":$me,\"comm\":\"sh\",\"exit_code\":7,\"signal\":0,\"core_dumped\":false}"
+	assert_output "{\"type\":\"exit\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"comm\":\"sh\",\"exit_code\":7,\"signal\":0,\"core_dumped\":false}"
 
 	# the cpu is a real one; the process lived at least from exec to exit
 	local ncpu
@@ -109,7 +110,7 @@ setup() {
 	run -0 records "$OUT" ".type == \"fork\" and .child_pid == $cp"
 	assert_equal "${#lines[@]}" 1
 	run -0 jq -c 'del(.ts_ns, .cpu)' <<<"$output"
-	assert_output "{\"type\":\"fork\",\"pid\":$me,\"tid\":$me,\"comm\":$(jq -n --arg c "$comm" '$c'),\"child_pid\":$cp}"
+	assert_output "{\"type\":\"fork\",\"pid\":$me,\"tid\":$me,\"cgroup_id\":$(own_cgroup_id),\"comm\":$(jq -n --arg c "$comm" '$c'),\"child_pid\":$cp}"
 	# the child's own records follow: its exec and its exit
 	run -0 records "$OUT" ".type == \"exec\" and .pid == $cp"
 	run -0 jq -c '[.ppid, .filename, .args]' <<<"$output"
@@ -219,13 +220,13 @@ print(os.getpid())' 3>&-)
 
 	run -0 grep "^exec .* pid=$sp " "$OUT"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp "^exec ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp ppid=$me uid=0 gid=0 cgroup_id=$cg comm=sh filename=/bin/sh args=/bin/sh -c exit\\\\x207 lowtrace-arg1 arg\\\\x20with\\\\x20spaces\$"
+	assert_output --regexp "^exec ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me uid=0 gid=0 pid_ns=[0-9]+ mnt_ns=[0-9]+ net_ns=[0-9]+ comm=sh filename=/bin/sh args=/bin/sh -c exit\\\\x207 lowtrace-arg1 arg\\\\x20with\\\\x20spaces\$"
 	run -0 grep "^exit .* pid=$sp " "$OUT"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp "^exit ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp ppid=$me comm=sh exit_code=7 signal=0 lifetime_ns=[1-9][0-9]*\$"
+	assert_output --regexp "^exit ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me comm=sh exit_code=7 signal=0 lifetime_ns=[1-9][0-9]*\$"
 	run -0 grep "^fork .* child_pid=$sp\$" "$OUT"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp "^fork ts_ns=[0-9]+ cpu=[0-9]+ pid=$me tid=$me comm=[^ ]+ child_pid=$sp\$"
+	assert_output --regexp "^fork ts_ns=[0-9]+ cpu=[0-9]+ pid=$me tid=$me cgroup_id=$cg comm=[^ ]+ child_pid=$sp\$"
 	# every line is one record of a known type
 	run -1 grep -vE '^(exec|exit|fork|signal|oom|tcp|tcp_retrans|open) ts_ns=[0-9]+ cpu=[0-9]+ pid=[0-9]+ tid=[0-9]+ ' "$OUT"
 	assert_output ''

@@ -41,7 +41,7 @@ sleeper() {
 	run -0 records "$OUT" ".target_pid == $SLEEPER and .sig == 10"
 	assert_equal "${#lines[@]}" 1
 	run -0 jq -c 'del(.ts_ns, .cpu, .comm)' <<<"$output"
-	assert_output "{\"type\":\"signal\",\"pid\":$me,\"tid\":$me,\"target_pid\":$SLEEPER,\"target_tid\":$SLEEPER,\"target_comm\":\"sleep\",\"sig\":10,\"sig_name\":\"SIGUSR1\",\"group\":true,\"result\":\"delivered\"}"
+	assert_output "{\"type\":\"signal\",\"pid\":$me,\"tid\":$me,\"cgroup_id\":$(own_cgroup_id),\"target_pid\":$SLEEPER,\"target_tid\":$SLEEPER,\"target_comm\":\"sleep\",\"sig\":10,\"sig_name\":\"SIGUSR1\",\"group\":true,\"result\":\"delivered\"}"
 	# the sender is this shell
 	run -0 records "$OUT" ".target_pid == $SLEEPER and .sig == 10 and .comm == \"$(cat /proc/$me/comm)\""
 	assert_equal "${#lines[@]}" 1

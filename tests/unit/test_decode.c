@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Decoder: the fast path, older and newer producers, and rejects. */
+/* Decoder: the fast path, older and newer producers, the 24-byte header, and rejects. */
 #include <string.h>
 
 #include "records.h"
@@ -11,7 +11,14 @@ static unsigned char buf[4096];
 
 static void hdr(void *p, __u16 type, __u16 size)
 {
-	struct lt_hdr h = { .type = type, .size = size, .cpu = 1, .ts_ns = 42, .pid = 7, .tid = 8 };
+	struct lt_hdr h = { .type = type,
+			    .size = size,
+			    .cpu = 1,
+			    .flags = LT_HDR_CGROUP,
+			    .ts_ns = 42,
+			    .pid = 7,
+			    .tid = 8,
+			    .cgroup_id = 4242 };
 
 	memcpy(p, &h, sizeof(h));
 }
@@ -24,6 +31,94 @@ static int all_zero(const void *p, size_t n)
 		if (c[i])
 			return 0;
 	return 1;
+}
+
+/* the header as it was before the cgroup id: type size cpu(u32) ts pid tid */
+static void hdr_v0(unsigned char *p, __u16 type, __u16 size, __u32 cpu)
+{
+	__u64 ts = 42;
+	__u32 pid = 7, tid = 8;
+
+	memcpy(p, &type, 2);
+	memcpy(p + 2, &size, 2);
+	memcpy(p + 4, &cpu, 4);
+	memcpy(p + 8, &ts, 8);
+	memcpy(p + 16, &pid, 4);
+	memcpy(p + 20, &tid, 4);
+}
+
+/* an exec record exactly as the previous loader's probes wrote it (1352 bytes) */
+static void v0_exec(void)
+{
+	const struct lt_exec *e = (const void *)&out;
+	const struct lt_probe *p;
+	__u64 cg = 0x1234567890ull;
+	__u32 ppid = 5, argc = 2;
+	__u16 flen = 9, alen = 8;
+	struct lt_decode_stats s0 = st;
+
+	memset(buf, 0, sizeof(buf));
+	hdr_v0(buf, LT_TYPE_EXEC, 1352, 1);
+	memcpy(buf + 24, &ppid, 4); /* ppid uid gid argc at 24..39 */
+	memcpy(buf + 36, &argc, 4);
+	memcpy(buf + 40, &cg, 8); /* cgroup_id */
+	memcpy(buf + 48, &flen, 2);
+	memcpy(buf + 50, &alen, 2);
+	memcpy(buf + 56, "sh", 3); /* comm */
+	memcpy(buf + 72, "/bin/true", 10); /* filename */
+	memcpy(buf + 328, "true\0-x\0", 8); /* args */
+	memset(buf + 1352, 0x77, 64); /* the ring's next bytes: not this record's */
+	memset(&out, 0x55, sizeof(out));
+	p = lt_decode(buf, 1352, &out, &st);
+	ok(p && p->type == LT_TYPE_EXEC, "24-byte-header exec decodes as exec");
+	ok(e->hdr.cpu == 1 && e->hdr.ts_ns == 42 && e->hdr.pid == 7 && e->hdr.tid == 8 &&
+		   e->hdr.size == 1352 + 8,
+	   "24-byte header: cpu ts pid tid read, size as this layout counts it");
+	ok(e->hdr.cgroup_id == cg && e->cgroup_id == cg,
+	   "24-byte-header exec: cgroup id to the header");
+	ok(e->ppid == 5 && e->argc == 2 && e->filename_len == 9 && e->args_len == 8 &&
+		   !strcmp(e->comm, "sh") && !strcmp(e->filename, "/bin/true") &&
+		   !memcmp(e->args, "true\0-x\0", 8),
+	   "24-byte-header exec: every body field at its new offset");
+	ok(e->pid_ns == 0 && e->mnt_ns == 0 && e->net_ns == 0,
+	   "24-byte-header exec: the namespaces it lacked read as zero");
+	ok(st.v0 == s0.v0 + 1 && st.fast == s0.fast && st.older == s0.older,
+	   "counted as the previous layout");
+}
+
+/* a fork record of the previous layout, and one of it cut short (an older one still) */
+static void v0_fork(void)
+{
+	const struct lt_fork *f = (const void *)&out;
+	__u32 child = 321;
+
+	memset(buf, 0, sizeof(buf));
+	hdr_v0(buf, LT_TYPE_FORK, 48, 3);
+	memcpy(buf + 24, &child, 4);
+	memcpy(buf + 32, "parent", 7);
+	memset(&out, 0x55, sizeof(out));
+	ok(lt_decode(buf, 48, &out, &st) && f->child_pid == 321 && !strcmp(f->comm, "parent") &&
+		   f->hdr.cgroup_id == 0 && f->hdr.flags == 0 && f->hdr.cpu == 3,
+	   "24-byte-header fork: fields moved, no cgroup id");
+	hdr_v0(buf, LT_TYPE_FORK, 28, 3);
+	memset(&out, 0x55, sizeof(out));
+	ok(lt_decode(buf, 48, &out, &st) && f->child_pid == 321 && all_zero(f->comm, LT_COMM_LEN),
+	   "a short 24-byte-header fork: what it lacked reads as zero");
+}
+
+static void v0_reject(void)
+{
+	struct lt_decode_stats s0 = st;
+
+	hdr_v0(buf, LT_TYPE_FORK, 20, 0);
+	ok(!lt_decode(buf, 64, &out, &st) && st.rejected == s0.rejected + 1,
+	   "24-byte header: a size below it is rejected");
+	hdr_v0(buf, LT_TYPE_FORK, 48, 0);
+	ok(!lt_decode(buf, 23, &out, &st) && st.rejected == s0.rejected + 2,
+	   "a sample shorter than the 24-byte header is rejected");
+	hdr_v0(buf, LT_TYPE_EXEC, 1352, 0);
+	ok(!lt_decode(buf, 1000, &out, &st) && st.rejected == s0.rejected + 3,
+	   "24-byte header: a size past the buffer is rejected");
 }
 
 int main(void)
@@ -84,5 +179,10 @@ int main(void)
 	p = lt_decode(buf, 64, &out, &st);
 	ok(!p && st.unknown == 1, "unknown type skipped and counted");
 	ok(st.fast == 1 && st.older == 1 && st.newer == 1, "rejects did not touch other counters");
+
+	/* 6. records of the previous layout: 24-byte header, u32 cpu, no cgroup id */
+	v0_exec();
+	v0_fork();
+	v0_reject();
 	return tap_done();
 }

@@ -31,8 +31,21 @@ static const char *text(const char *s, size_t n)
 /* every number of digits, and the edges of each */
 static void numbers(void)
 {
-	static const uint64_t v[] = { 0, 7, 9, 10, 42, 99, 100, 101, 999, 1000, 65535, 123456789,
-				      4294967295ull, 10000000000000000000ull, UINT64_MAX };
+	static const uint64_t v[] = { 0,
+				      7,
+				      9,
+				      10,
+				      42,
+				      99,
+				      100,
+				      101,
+				      999,
+				      1000,
+				      65535,
+				      123456789,
+				      4294967295ull,
+				      10000000000000000000ull,
+				      UINT64_MAX };
 	char want[32];
 	bool same = true;
 
@@ -80,7 +93,8 @@ int main(void)
 	   "text: spaces, escapes and high bytes as \\xNN");
 
 	memset(&r, 0, sizeof(r));
-	e->hdr = (struct lt_hdr){ LT_TYPE_EXEC, sizeof(*e), 1, 123456789, 100, 101 };
+	e->hdr = (struct lt_hdr){ LT_TYPE_EXEC, sizeof(*e), 1,	 LT_HDR_CGROUP,
+				  123456789,	100,	    101, 4242 };
 	e->ppid = 1;
 	e->uid = 1000;
 	e->gid = 1001;
@@ -95,7 +109,9 @@ int main(void)
 	lt_encode_json(&b, lt_probe_by_type(LT_TYPE_EXEC), &r);
 	b.p[b.len] = 0;
 	ok(!strcmp(b.p, "{\"type\":\"exec\",\"ts_ns\":123456789,\"cpu\":1,\"pid\":100,\"tid\":101,"
-			"\"ppid\":1,\"uid\":1000,\"gid\":1001,\"cgroup_id\":4242,\"comm\":\"sh\","
+			"\"cgroup_id\":4242,"
+			"\"ppid\":1,\"uid\":1000,\"gid\":1001,\"pid_ns\":0,\"mnt_ns\":0,\"net_ns\":"
+			"0,\"comm\":\"sh\","
 			"\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,"
 			"\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"\",\"arg with spaces\"],"
 			"\"args_truncated\":false}\n"),
@@ -121,7 +137,7 @@ int main(void)
 	ok(b.len <= LT_ENC_MAX, "worst-case exec JSON (%zu bytes) fits LT_ENC_MAX", b.len);
 
 	memset(&r, 0, sizeof(r));
-	x->hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(*x), 0, 5, 9, 9 };
+	x->hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(*x), 0, LT_HDR_CGROUP, 5, 9, 9, 0 };
 	x->ppid = 1;
 	x->exit_code = 0;
 	x->signal = 9;
@@ -133,8 +149,9 @@ int main(void)
 	b.len = 0;
 	lt_encode_text(&b, lt_probe_by_type(LT_TYPE_EXIT), &r);
 	b.p[b.len] = 0;
-	ok(!strcmp(b.p, "exit ts_ns=5 cpu=0 pid=9 tid=9 ppid=1 comm=sl\\x1bep exit_code=0 "
-			"signal=9 lifetime_ns=1000\n"),
+	ok(!strcmp(b.p,
+		   "exit ts_ns=5 cpu=0 pid=9 tid=9 cgroup_id=0 ppid=1 comm=sl\\x1bep exit_code=0 "
+		   "signal=9 lifetime_ns=1000\n"),
 	   "exit text line exact");
 
 	/* the records of the later probes: names, addresses and numbers as documented */
@@ -145,7 +162,9 @@ int main(void)
 		struct lt_tcp_retrans *q = (void *)&r;
 
 		memset(&r, 0, sizeof(r));
-		g->hdr = (struct lt_hdr){ LT_TYPE_SIGNAL, sizeof(*g), 1, 7, 10, 11 };
+		g->hdr = (struct lt_hdr){
+			LT_TYPE_SIGNAL, sizeof(*g), 1, LT_HDR_CGROUP, 7, 10, 11, 0
+		};
 		g->target_pid = 20;
 		g->target_tid = 21;
 		g->sig = 34;
@@ -156,13 +175,14 @@ int main(void)
 		lt_encode_json(&b, lt_probe_by_type(LT_TYPE_SIGNAL), &r);
 		b.p[b.len] = 0;
 		ok(!strcmp(b.p, "{\"type\":\"signal\",\"ts_ns\":7,\"cpu\":1,\"pid\":10,\"tid\":11,"
+				"\"cgroup_id\":0,"
 				"\"comm\":\"kill\",\"target_pid\":20,\"target_tid\":21,"
 				"\"target_comm\":\"sleep\",\"sig\":34,\"sig_name\":\"SIGRT2\","
 				"\"group\":false,\"result\":\"already_pending\"}\n"),
 		   "signal JSON exact (real-time signal name, result name)");
 
 		memset(&r, 0, sizeof(r));
-		o->hdr = (struct lt_hdr){ LT_TYPE_OPEN, sizeof(*o), 0, 8, 3, 3 };
+		o->hdr = (struct lt_hdr){ LT_TYPE_OPEN, sizeof(*o), 0, LT_HDR_CGROUP, 8, 3, 3, 0 };
 		o->ret = -13;
 		o->dfd = 5;
 		o->flags = 02 | 0100 | 02000000 | 0100000000; /* O_RDWR|O_CREAT|O_CLOEXEC|unnamed */
@@ -175,16 +195,18 @@ int main(void)
 		lt_encode_text(&b, lt_probe_by_type(LT_TYPE_OPEN), &r);
 		b.p[b.len] = 0;
 		ok(!strcmp(b.p,
-			   "{\"type\":\"open\",\"ts_ns\":8,\"cpu\":0,\"pid\":3,\"tid\":3,"
+			   "{\"type\":\"open\",\"ts_ns\":8,\"cpu\":0,\"pid\":3,\"tid\":3,\"cgroup_"
+			   "id\":0,"
 			   "\"comm\":\"\",\"syscall\":\"openat\",\"dfd\":5,\"path\":\"a\\u0009b\","
 			   "\"path_truncated\":false,\"flags\":[\"O_RDWR\",\"O_CREAT\","
 			   "\"O_CLOEXEC\",\"0100000000\"],\"mode\":384,\"ret\":-13}\n"
-			   "open ts_ns=8 cpu=0 pid=3 tid=3 comm= syscall=openat dfd=5 path=a\\x09b "
+			   "open ts_ns=8 cpu=0 pid=3 tid=3 cgroup_id=0 comm= syscall=openat dfd=5 "
+			   "path=a\\x09b "
 			   "flags=O_RDWR|O_CREAT|O_CLOEXEC|0100000000 mode=0600 ret=-13\n"),
 		   "open JSON and text exact (flag names, unnamed bits in octal)");
 
 		memset(&r, 0, sizeof(r));
-		t->hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(*t), 0, 9, 4, 4 };
+		t->hdr = (struct lt_hdr){ LT_TYPE_TCP, sizeof(*t), 0, LT_HDR_CGROUP, 9, 4, 4, 0 };
 		t->addr.family = 6;
 		t->addr.saddr[0] = 0xfe;
 		t->addr.saddr[1] = 0x80;
@@ -200,14 +222,17 @@ int main(void)
 		lt_encode_json(&b, lt_probe_by_type(LT_TYPE_TCP), &r);
 		b.p[b.len] = 0;
 		ok(!strcmp(b.p,
-			   "{\"type\":\"tcp\",\"ts_ns\":9,\"cpu\":0,\"pid\":4,\"tid\":4,"
+			   "{\"type\":\"tcp\",\"ts_ns\":9,\"cpu\":0,\"pid\":4,\"tid\":4,\"cgroup_"
+			   "id\":0,"
 			   "\"comm\":\"\",\"family\":6,\"saddr\":\"fe80::1\",\"daddr\":\"::1\","
 			   "\"sport\":443,\"dport\":50000,\"direction\":\"accept\",\"tx_bytes\":10,"
 			   "\"rx_bytes\":20,\"duration_ns\":30}\n"),
 		   "tcp JSON exact (v6 addresses)");
 
 		memset(&r, 0, sizeof(r));
-		q->hdr = (struct lt_hdr){ LT_TYPE_TCP_RETRANS, sizeof(*q), 0, 1, 0, 0 };
+		q->hdr = (struct lt_hdr){
+			LT_TYPE_TCP_RETRANS, sizeof(*q), 0, LT_HDR_CGROUP, 1, 0, 0, 0
+		};
 		q->addr.family = 4;
 		memcpy(q->addr.saddr, "\x0a\x00\x00\x01", 4);
 		memcpy(q->addr.daddr, "\xc0\xa8\x01\xfe", 4);
@@ -217,9 +242,9 @@ int main(void)
 		b.len = 0;
 		lt_encode_text(&b, lt_probe_by_type(LT_TYPE_TCP_RETRANS), &r);
 		b.p[b.len] = 0;
-		ok(!strcmp(b.p,
-			   "tcp_retrans ts_ns=1 cpu=0 pid=0 tid=0 comm= family=4 saddr=10.0.0.1 "
-			   "daddr=192.168.1.254 sport=1 dport=2 state=ESTABLISHED\n"),
+		ok(!strcmp(b.p, "tcp_retrans ts_ns=1 cpu=0 pid=0 tid=0 cgroup_id=0 comm= family=4 "
+				"saddr=10.0.0.1 "
+				"daddr=192.168.1.254 sport=1 dport=2 state=ESTABLISHED\n"),
 		   "tcp_retrans text exact (v4 addresses, state name)");
 	}
 	return tap_done();

@@ -95,7 +95,7 @@ static void kinds(void)
 	struct t_rec *t = (void *)&r;
 
 	memset(&r, 0, sizeof(r));
-	t->hdr = (struct lt_hdr){ 99, sizeof(*t), 1, 2, 3, 4 };
+	t->hdr = (struct lt_hdr){ 99, sizeof(*t), 1, LT_HDR_CGROUP, 2, 3, 4, 0 };
 	t->s8 = -128;
 	t->u8 = 0xfa; /* bit1 and bit3 set, colour 250 unknown */
 	t->s16 = -3;
@@ -109,7 +109,8 @@ static void kinds(void)
 	t->fam = 6;
 	t->ip[15] = 1;
 	ok(!strcmp(enc(&r, true),
-		   "{\"type\":\"t\",\"ts_ns\":2,\"cpu\":1,\"pid\":3,\"tid\":4,\"s8\":-128,\"u8\":"
+		   "{\"type\":\"t\",\"ts_ns\":2,\"cpu\":1,\"pid\":3,\"tid\":4,\"cgroup_id\":0,"
+		   "\"s8\":-128,\"u8\":"
 		   "250,"
 		   "\"s16\":-3,\"u32\":493,\"s32\":-2147483648,\"s64\":-9,"
 		   "\"u64\":18446744073709551615,\"str\":\"ab\\\"\",\"whole\":\"ab\\\"cdefg\","
@@ -118,7 +119,7 @@ static void kinds(void)
 		   "\n"),
 	   "JSON: integers by size and sign, strings cut at their length, flags, names, v6");
 	ok(!strcmp(enc(&r, false),
-		   "t ts_ns=2 cpu=1 pid=3 tid=4 s8=-128 u8=250 s16=-3 u32=0755 s64=-9 "
+		   "t ts_ns=2 cpu=1 pid=3 tid=4 cgroup_id=0 s8=-128 u8=250 s16=-3 u32=0755 s64=-9 "
 		   "u64=18446744073709551615 str=ab\" whole=ab\"cdefg argv=x\\x20y bit1... "
 		   "colour=colour_250 shade=none ip=::1 x=0xfa\n"),
 	   "text: octal, JSON-only fields left out, flags as words, \"...\" right after");
@@ -138,15 +139,17 @@ static void kinds(void)
 	t->fam = 4;
 	memcpy(t->ip, "\x0a\x00\x00\x01", 4);
 	ok(!strcmp(enc(&r, true),
-		   "{\"type\":\"t\",\"ts_ns\":2,\"cpu\":1,\"pid\":3,\"tid\":4,\"s8\":0,\"u8\":1,"
+		   "{\"type\":\"t\",\"ts_ns\":2,\"cpu\":1,\"pid\":3,\"tid\":4,\"cgroup_id\":0,"
+		   "\"s8\":0,\"u8\":1,"
 		   "\"s16\":3,\"u32\":0,\"s32\":0,\"s64\":0,\"u64\":0,\"str\":\"ab\",\"whole\":"
 		   "\"ab\","
 		   "\"argv\":[\"a\",\"\",\"b\"],\"bit1\":false,\"bit3\":false,\"any\":false,"
 		   "\"colour\":\"red\",\"shade\":\"blue\",\"ip\":\"10.0.0.1\",\"hex\":\"0x01\"}\n"),
 	   "JSON: flags clear, names found, empty argument kept, v4");
-	ok(!strcmp(enc(&r, false), "t ts_ns=2 cpu=1 pid=3 tid=4 s8=0 u8=1 s16=3 u32=0 s64=0 u64=0 "
-				   "str=ab whole=ab argv=a  b colour=red shade=blue ip=10.0.0.1 "
-				   "x=0x01\n"),
+	ok(!strcmp(enc(&r, false),
+		   "t ts_ns=2 cpu=1 pid=3 tid=4 cgroup_id=0 s8=0 u8=1 s16=3 u32=0 s64=0 u64=0 "
+		   "str=ab whole=ab argv=a  b colour=red shade=blue ip=10.0.0.1 "
+		   "x=0x01\n"),
 	   "text: clear flags print nothing, octal 0 is \"0\"");
 	t->str_len = 60000;
 	memset(t->argv, 'q', sizeof(t->argv));
@@ -190,21 +193,21 @@ static void help(void)
 
 	lt_probe_fields_help(f);
 	fclose(f);
-	ok(s && !strcmp(s, "    JSON fields: type ts_ns cpu pid tid; exec: ppid uid gid cgroup_id "
-			   "comm\n"
-			   "    filename filename_truncated argc args args_truncated; exit: ppid "
-			   "comm\n"
-			   "    exit_code signal core_dumped lifetime_ns; fork: comm child_pid; "
-			   "signal:\n"
-			   "    comm target_pid target_tid target_comm sig sig_name group result; "
-			   "oom:\n"
-			   "    comm victim_pid victim_comm victim_uid pages total_vm_pages; open: "
-			   "comm\n"
-			   "    syscall dfd path path_truncated flags mode ret; tcp: comm family "
-			   "saddr\n"
-			   "    daddr sport dport direction tx_bytes rx_bytes duration_ns; "
-			   "tcp_retrans:\n"
-			   "    comm family saddr daddr sport dport state.\n"),
+	ok(s && !strcmp(s,
+			"    JSON fields: type ts_ns cpu pid tid cgroup_id; exec: ppid uid gid "
+			"pid_ns\n"
+			"    mnt_ns net_ns comm filename filename_truncated argc args "
+			"args_truncated;\n"
+			"    exit: ppid comm exit_code signal core_dumped lifetime_ns; fork: comm\n"
+			"    child_pid; signal: comm target_pid target_tid target_comm sig "
+			"sig_name\n"
+			"    group result; oom: comm victim_pid victim_comm victim_uid pages\n"
+			"    total_vm_pages; open: comm syscall dfd path path_truncated flags "
+			"mode\n"
+			"    ret; tcp: comm family saddr daddr sport dport direction tx_bytes\n"
+			"    rx_bytes duration_ns; tcp_retrans: comm family saddr daddr sport "
+			"dport\n"
+			"    state.\n"),
 	   "events -h field list, wrapped at 76 columns");
 	free(s);
 }

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Workload identity: derivation from many cgroup paths, and the cache on a
+ * directory tree made here (the walk only needs directories and their inode
+ * numbers): hits, rescans, negative entries, the grace period, the cap and
+ * its evictions, /proc/PID/cgroup (v1) and its per-process cache.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ident.h"
+#include "tap.h"
+
+#define MS 1000000ull
+
+static const char H64[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+static const char UID[] = "1f2e3d4c-5b6a-4789-8a9b-0c1d2e3f4a5b";
+static const char UID_[] = "1f2e3d4c_5b6a_4789_8a9b_0c1d2e3f4a5b";
+
+static char tmp[256];
+
+struct want {
+	const char *path, *cid, *pod, *unit;
+};
+
+static void derive_cases(void)
+{
+	char p[40][512];
+	struct want w[40];
+	int n = 0;
+	char big[2048];
+
+#define CASE(cid, pod, unit, ...)                             \
+	do {                                                  \
+		snprintf(p[n], sizeof(p[n]), __VA_ARGS__);    \
+		w[n] = (struct want){ p[n], cid, pod, unit }; \
+		n++;                                          \
+	} while (0)
+	char dscope[128], kscope[128], pscope[128], cscope[128], mscope[128];
+
+	snprintf(dscope, sizeof(dscope), "docker-%s.scope", H64);
+	snprintf(kscope, sizeof(kscope), "cri-containerd-%s.scope", H64);
+	snprintf(pscope, sizeof(pscope), "libpod-%s.scope", H64);
+	snprintf(cscope, sizeof(cscope), "crio-%s.scope", H64);
+	CASE(H64, "", dscope, "/system.slice/docker-%s.scope", H64);
+	CASE(H64, UID, kscope,
+	     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/"
+	     "cri-containerd-%s.scope",
+	     UID_, H64);
+	CASE(H64, UID, cscope, "/kubepods.slice/kubepods-pod%s.slice/crio-%s.scope", UID_, H64);
+	CASE(H64, "", pscope, "/machine.slice/libpod-%s.scope", H64);
+	/* conmon is podman's monitor, not the container */
+	snprintf(mscope, sizeof(mscope), "libpod-conmon-%s.scope", H64);
+	CASE("", "", mscope, "/machine.slice/%s/x", mscope);
+	CASE("", "", "foo.service", "/system.slice/foo.service");
+	CASE("", "", "session-3.scope", "/user.slice/user-0.slice/session-3.scope");
+	/* innermost unit */
+	CASE("", "", "inner.service", "/system.slice/outer.service/inner.service/sub");
+	/* cgroupfs driver */
+	CASE(H64, "", "", "/docker/%s", H64);
+	CASE(H64, UID, "", "/kubepods/burstable/pod%s/%s", UID, H64);
+	CASE("", UID, "", "/kubepods/besteffort/pod%s", UID);
+	/* the container's own cgroups below its scope: the innermost unit */
+	CASE(H64, "", "init.scope", "/system.slice/docker-%s.scope/init.scope/x", H64);
+	/* malformed: short, long, upper case, not hex, bad uid */
+	CASE("", "", "docker-abc.scope", "/system.slice/docker-abc.scope");
+	CASE("", "", "", "/docker/%.63s", H64);
+	CASE("", "", "", "/docker/%s0", H64);
+	CASE("", "", "",
+	     "/docker/0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef");
+	CASE("", "", "",
+	     "/docker/g123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef");
+	CASE("", "", "", "/kubepods.slice/kubepods-podnot-a-uid.slice");
+	CASE("", "", "", "/kubepods/pod%s", UID_); /* cgroupfs uids have dashes */
+	CASE("", "", "", "/kubepods.slice/kubepods-pod%s.slice", UID); /* slices underscores */
+	CASE("", "", "", "/");
+	CASE("", "", "", "%s", "");
+	CASE("", "", "", "//");
+	CASE("", "", "", "/.scope");
+	CASE(H64, "", "", "///docker//%s//", H64);
+#undef CASE
+	for (int i = 0; i < n; i++) {
+		struct lt_ident id;
+
+		memset(&id, 0x5a, sizeof(id));
+		lt_ident_derive(w[i].path, strlen(w[i].path), &id);
+		ok(!strcmp(id.container_id, w[i].cid) && id.cid_len == strlen(w[i].cid) &&
+			   !strcmp(id.pod_uid, w[i].pod) && id.pod_len == strlen(w[i].pod) &&
+			   !strcmp(id.unit, w[i].unit) && id.unit_len == strlen(w[i].unit),
+		   "derive %.90s -> cid=%.8s pod=%s unit=%.30s", w[i].path, id.container_id,
+		   id.pod_uid, id.unit);
+	}
+	/* a unit name longer than kept is not a unit; a path of 2000 bytes is read whole */
+	memset(big, 'a', sizeof(big));
+	memcpy(big + 1500, ".service", 8);
+	big[0] = '/';
+	{
+		struct lt_ident id;
+
+		lt_ident_derive(big, 1508, &id);
+		ok(!id.unit_len && !id.cid_len, "a 1500-byte unit name is not kept");
+		snprintf(big + 1700, 200, "/docker-%s.scope", H64);
+		lt_ident_derive(big, strlen(big), &id);
+		ok(id.cid_len == 64 && !strcmp(id.container_id, H64),
+		   "a container scope at byte 1700 of a path is found");
+		/* the length bounds the read: a NUL-free path is not overrun */
+		lt_ident_derive(big + 1700, 20, &id);
+		ok(!id.cid_len && !id.unit_len, "only `len` bytes are read");
+	}
+}
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t mkcg(const char *rel)
+{
+	char p[1024];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/cg%s", tmp, rel);
+	if (mkdir(p, 0755) && stat(p, &st))
+		return 0;
+	stat(p, &st);
+	return st.st_ino;
+}
+
+static uint64_t ino_of(const char *rel)
+{
+	char p[1024];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/cg%s", tmp, rel);
+	return stat(p, &st) ? 0 : st.st_ino;
+}
+
+static void rmcg(const char *rel)
+{
+	char p[1024];
+
+	snprintf(p, sizeof(p), "%s/cg%s", tmp, rel);
+	rmdir(p);
+}
+
+static void write_file(const char *rel, const char *text)
+{
+	char p[1024];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", tmp, rel);
+	f = fopen(p, "w");
+	fputs(text, f);
+	fclose(f);
+}
+
+static void cache_cases(void)
+{
+	struct lt_ident_cache c;
+	struct lt_ident_cfg cfg = {
+		.cap = 64, .rescan_ns = 100 * MS, .grace_ns = 1000 * MS, .neg_ns = 500 * MS
+	};
+	struct lt_ident_stats st;
+	const struct lt_ident *id;
+	char root[300], dk[200], kp[300], mi[400];
+	uint64_t t0, did, kid, late, sid;
+
+	snprintf(root, sizeof(root), "%s/cg", tmp);
+	mkdir(root, 0755);
+	mkcg("/system.slice");
+	snprintf(dk, sizeof(dk), "/system.slice/docker-%s.scope", H64);
+	did = mkcg(dk);
+	mkcg("/kubepods.slice");
+	mkcg("/kubepods.slice/kubepods-burstable.slice");
+	snprintf(kp, sizeof(kp),
+		 "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice", UID_);
+	mkcg(kp);
+	snprintf(kp + strlen(kp), sizeof(kp) - strlen(kp), "/cri-containerd-%s.scope", H64);
+	kid = mkcg(kp);
+	sid = mkcg("/system.slice/foo.service");
+	/* a mountinfo naming our tree as the cgroup2 mount, no v1 */
+	snprintf(mi, sizeof(mi), "30 1 0:26 / %s rw - cgroup2 cgroup2 rw\n", root);
+	write_file("mountinfo", mi);
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	cfg.mountinfo = mi;
+	ok(!lt_ident_open(&c, &cfg), "open on a made tree");
+	t0 = mono();
+	ok(!strcmp(lt_ident_root(&c), root) && lt_ident_v1_count(&c) == 0,
+	   "the cgroup2 mount from the mountinfo (%s), no v1", lt_ident_root(&c));
+	lt_ident_stats(&c, &st);
+	ok(st.entries == 8 && st.rescans == 1, "the first walk saw 8 cgroups (%llu), 1 rescan",
+	   (unsigned long long)st.entries);
+	id = lt_ident_get(&c, did, 0, t0);
+	ok(id && !strcmp(id->cgroup, dk) && !strcmp(id->container_id, H64) && !id->pod_len,
+	   "docker: %s", id ? id->cgroup : "(null)");
+	id = lt_ident_get(&c, kid, 0, t0);
+	ok(id && !strcmp(id->cgroup, kp) && !strcmp(id->pod_uid, UID) && id->cid_len == 64,
+	   "kubepods: pod %s", id ? id->pod_uid : "(null)");
+	id = lt_ident_get(&c, sid, 0, t0);
+	ok(id && !strcmp(id->unit, "foo.service") && !id->cid_len, "foo.service");
+	id = lt_ident_get(&c, ino_of(""), 0, t0);
+	ok(id && !strcmp(id->cgroup, "/") && !id->unit_len, "the root is \"/\"");
+	lt_ident_stats(&c, &st);
+	ok(st.hits == 4 && st.misses == 0, "4 hits, no miss");
+
+	/* a cgroup made after the walk: unknown within the rate limit, then a rescan finds it */
+	late = mkcg("/system.slice/late.service");
+	id = lt_ident_get(&c, late, 0, t0 + 10 * MS);
+	lt_ident_stats(&c, &st);
+	ok(!id && st.rescans == 1 && st.unknown == 1, "a miss within 100 ms of the walk: unknown");
+	id = lt_ident_get(&c, late, 0, t0 + 150 * MS);
+	lt_ident_stats(&c, &st);
+	ok(id && !strcmp(id->unit, "late.service") && st.rescans == 2, "after 100 ms: rescanned");
+
+	/* an id that does not exist: one rescan, then a negative entry until it expires */
+	id = lt_ident_get(&c, 123456789, 0, t0 + 300 * MS);
+	lt_ident_stats(&c, &st);
+	ok(!id && st.rescans == 3, "unknown id: rescanned once");
+	id = lt_ident_get(&c, 123456789, 0, t0 + 600 * MS);
+	lt_ident_stats(&c, &st);
+	ok(!id && st.rescans == 3, "negative entry: no rescan 300 ms later");
+	id = lt_ident_get(&c, 123456789, 0, t0 + 900 * MS);
+	lt_ident_stats(&c, &st);
+	ok(!id && st.rescans == 4 && st.expired == 1, "negative entry expired after 500 ms");
+
+	/* grace: a removed cgroup stays known for 1 s after a rescan misses it */
+	rmcg("/system.slice/late.service");
+	lt_ident_get(&c, 1, 0, t0 + 1100 * MS); /* a miss: rescan, late is gone */
+	id = lt_ident_get(&c, late, 0, t0 + 1200 * MS);
+	ok(id && !strcmp(id->unit, "late.service"), "removed cgroup: still known in its grace");
+	lt_ident_get(&c, 2, 0, t0 + 2200 * MS); /* rescan past the grace */
+	lt_ident_stats(&c, &st);
+	id = lt_ident_get(&c, late, 0, t0 + 2250 * MS);
+	ok(!id && st.expired >= 2, "after the grace: dropped (expired %llu)",
+	   (unsigned long long)st.expired);
+	lt_ident_close(&c);
+	lt_ident_close(&c); /* twice is harmless */
+
+	/* the cap: 8 entries, 24 cgroups */
+	{
+		struct lt_ident_cfg small = cfg;
+		uint64_t ids[16];
+		char rel[64];
+		bool all = true;
+
+		for (int i = 0; i < 16; i++) {
+			snprintf(rel, sizeof(rel), "/w%d.service", i);
+			ids[i] = mkcg(rel);
+		}
+		small.cap = 8;
+		ok(!lt_ident_open(&c, &small), "open with a cap of 8");
+		lt_ident_stats(&c, &st);
+		ok(st.entries == 8 && !st.evictions, "the walk stops at the cap: %llu entries",
+		   (unsigned long long)st.entries);
+		t0 = mono();
+		for (int i = 0; i < 16; i++) {
+			snprintf(rel, sizeof(rel), "w%d.service", i);
+			id = lt_ident_get(&c, ids[i], 0, t0 + (uint64_t)(i + 1) * 200 * MS);
+			all = all && id && !strcmp(id->unit, rel);
+			lt_ident_stats(&c, &st);
+			all = all && st.entries <= 8;
+		}
+		lt_ident_stats(&c, &st);
+		ok(all && st.evictions >= 8,
+		   "each of 16 found (rescans bring evicted ones back), "
+		   "never past 8 entries, %llu evictions",
+		   (unsigned long long)st.evictions);
+		lt_ident_close(&c);
+		for (int i = 0; i < 16; i++) {
+			snprintf(rel, sizeof(rel), "/w%d.service", i);
+			rmcg(rel);
+		}
+	}
+}
+
+static void v1_cases(void)
+{
+	struct lt_ident_cache c;
+	struct lt_ident_cfg cfg = { .pid_cap = 2 };
+	struct lt_ident_stats st;
+	const struct lt_ident *id;
+	char mi[600], proc[300], txt[400];
+
+	/* hybrid: our tree as cgroup2, a memory v1 hierarchy beside it */
+	snprintf(mi, sizeof(mi),
+		 "30 1 0:26 / %s/cg rw - cgroup2 cgroup2 rw\n"
+		 "31 1 0:27 / /x/memory rw - cgroup cgroup rw,memory\n"
+		 "32 1 0:28 / /x/systemd rw - cgroup cgroup rw,name=systemd\n",
+		 tmp);
+	write_file("mountinfo", mi);
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	mkdir(proc, 0755);
+	for (int pid = 10; pid <= 13; pid++) {
+		snprintf(proc, sizeof(proc), "%s/proc/%d", tmp, pid);
+		mkdir(proc, 0755);
+	}
+	snprintf(txt, sizeof(txt),
+		 "5:memory:/docker/%s\n2:name=systemd:/system.slice/docker.service\n0::/\n", H64);
+	write_file("proc/10/cgroup", txt);
+	write_file("proc/11/cgroup",
+		   "5:memory:/\n2:name=systemd:/user.slice/session-1.scope\n0::/\n");
+	write_file("proc/12/cgroup", "5:memory:/\n0::/\n");
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	cfg.mountinfo = mi;
+	cfg.proc = proc;
+	ok(!lt_ident_open(&c, &cfg), "open hybrid");
+	ok(lt_ident_v1_count(&c) == 2, "2 v1 hierarchies");
+	id = lt_ident_get(&c, ino_of(""), 10, mono());
+	ok(id && !strcmp(id->container_id, H64) && !strcmp(id->cgroup, "/") &&
+		   !strcmp(id->unit, "docker.service"),
+	   "v2 root, memory:/docker/<id>: that container, cgroup \"/\", unit from name=systemd");
+	write_file("proc/10/cgroup", "0::/\n"); /* cached: not read again */
+	id = lt_ident_get(&c, ino_of(""), 10, mono());
+	lt_ident_stats(&c, &st);
+	ok(id && id->cid_len == 64 && st.v1_lookups == 1, "second record: from the per-pid cache");
+	id = lt_ident_get(&c, ino_of(""), 11, mono());
+	ok(id && !id->cid_len && !strcmp(id->cgroup, "/"), "no workload in v1: the v2 identity");
+	lt_ident_get(&c, ino_of(""), 12, mono());
+	lt_ident_stats(&c, &st);
+	ok(st.v1_entries == 2 && st.v1_evictions == 1, "per-pid cap 2: one eviction");
+	lt_ident_exit(&c, 12);
+	lt_ident_stats(&c, &st);
+	ok(st.v1_entries == 1, "exit drops its entry");
+	id = lt_ident_get(&c, ino_of(""), 13, mono()); /* no file: exited before the read */
+	ok(id && !id->cid_len, "a process gone before its read: the v2 identity");
+	lt_ident_close(&c);
+
+	/* pure v1: no cgroup2 mount */
+	snprintf(txt, sizeof(txt),
+		 "5:memory:/docker/%s\n2:name=systemd:/system.slice/docker.service\n", H64);
+	write_file("proc/10/cgroup", txt);
+	cfg.no_v2 = true;
+	ok(!lt_ident_open(&c, &cfg), "open pure v1");
+	id = lt_ident_get(&c, 0, 10, mono());
+	ok(id && !strcmp(id->container_id, H64) && !strncmp(id->cgroup, "/docker/", 8),
+	   "pure v1: container from /proc, cgroup %s", id ? id->cgroup : "(null)");
+	id = lt_ident_get(&c, 0, 11, mono());
+	ok(id && !strcmp(id->unit, "session-1.scope") &&
+		   !strcmp(id->cgroup, "/user.slice/session-1.scope"),
+	   "pure v1: the systemd hierarchy's path and unit");
+	lt_ident_close(&c);
+}
+
+/* What a first record costs on this host's /proc (reported for docs/performance.md). */
+static void v1_timing(void)
+{
+	struct lt_ident_cache c;
+	struct lt_ident_cfg cfg = { .no_v2 = true };
+	struct lt_ident_stats st;
+	uint32_t pid = getpid();
+	uint64_t t, hit;
+	int n = 20000;
+
+	ok(!lt_ident_open(&c, &cfg), "open on this host");
+	t = mono();
+	for (int i = 0; i < n; i++) {
+		lt_ident_get(&c, 0, pid, t);
+		lt_ident_exit(&c, pid);
+	}
+	t = mono() - t;
+	lt_ident_get(&c, 0, pid, 0);
+	hit = mono();
+	for (int i = 0; i < n; i++)
+		lt_ident_get(&c, 0, pid, 0);
+	hit = mono() - hit;
+	lt_ident_stats(&c, &st);
+	ok(st.v1_lookups == (uint64_t)n + 1, "%d reads of /proc/%u/cgroup", n, pid);
+	printf("# first record (/proc/PID/cgroup read and parse): %llu ns; later records: %llu "
+	       "ns\n",
+	       (unsigned long long)(t / n), (unsigned long long)(hit / n));
+	lt_ident_close(&c);
+}
+
+int main(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/lt-ident-XXXXXX");
+	if (!mkdtemp(tmp))
+		return 1;
+	derive_cases();
+	cache_cases();
+	v1_cases();
+	v1_timing();
+	{
+		char cmd[300];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmp);
+		if (system(cmd))
+			return 1;
+	}
+	return tap_done();
+}
