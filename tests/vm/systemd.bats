@@ -76,6 +76,10 @@ marked() {
 	done
 	echo "# $n of $i marked exec records in the files" >&3
 	[ "$n" = "$i" ]
+	# identity under a real systemd: this test runs in lowtrace-vmtest.service
+	run bash -c "cat '$LT_EVENTS_FILE' '$LT_EVENTS_FILE'.[0-9]* | grep '$mark-1\"' | jq -r .unit"
+	echo "# unit of the marked exec: $output" >&3
+	[ "$output" = lowtrace-vmtest.service ]
 	# no more than the configured size and number of files, whole JSON records only
 	[ ! -e "$LT_EVENTS_FILE.$((LT_ROTATE_KEEP + 1))" ]
 	for f in "$LT_EVENTS_FILE" "$LT_EVENTS_FILE".[0-9]*; do
