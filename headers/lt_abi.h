@@ -237,6 +237,19 @@ struct lt_stat {
 	/* events a fallback program handled because the kernel had skipped the
 	 * probe's main program (it was running on that CPU already) */
 	__u64 recovered;
+	/* exec, exit, fork: events not counted per cgroup (lt_cg_counts full) */
+	__u64 cg_full;
+};
+
+/*
+ * Value of lt_cg_counts (key: the cgroup v2 id of the task), per CPU: each cgroup's
+ * lifecycle events, for `metrics --by`. Preallocated, LT_CG_MAX cgroups; when it is full a
+ * new cgroup's events are counted in lt_stat.cg_full instead.
+ */
+enum lt_cg_kind { LT_CG_EXEC, LT_CG_EXIT, LT_CG_FORK, LT_CG_KINDS };
+#define LT_CG_MAX 4096
+struct lt_cg_count {
+	__u64 n[LT_CG_KINDS];
 };
 
 /*
@@ -281,7 +294,8 @@ struct lt_seen {
 	S(lt_tcp_retrans) M(lt_tcp_retrans, hdr) M(lt_tcp_retrans, addr)                        \
 	M(lt_tcp_retrans, state) M(lt_tcp_retrans, _pad0) M(lt_tcp_retrans, comm)               \
 	S(lt_task) M(lt_task, hdr) M(lt_task, comm)                                             \
-	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)
+	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)                   \
+	M(lt_stat, cg_full) S(lt_cg_count) M(lt_cg_count, n)
 
 #define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)
 
@@ -342,7 +356,8 @@ LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 80);
 _Static_assert(sizeof(struct lt_task) == 48, "lt_task size");
 LT_ASSERT_OFF(struct lt_task, comm, 32);
 
-_Static_assert(sizeof(struct lt_stat) == 24, "lt_stat size");
+_Static_assert(sizeof(struct lt_stat) == 32, "lt_stat size");
+_Static_assert(sizeof(struct lt_cg_count) == 24, "lt_cg_count size");
 _Static_assert(sizeof(struct lt_seen) == 16, "lt_seen size");
 
 #endif /* LT_ABI_H */

@@ -119,6 +119,7 @@ struct lt_counts {
 	uint64_t events; /* records written */
 	uint64_t drops; /* records lost: the ring was full */
 	uint64_t recovered; /* events a fallback program took over (see progs/tcp.bpf.c) */
+	uint64_t cg_full; /* exec, exit, fork: not counted per cgroup, lt_cg_counts full */
 	/* events the kernel skipped the probe for (it was already running on that
 	 * CPU) and nothing took over: up to this many records may be missing */
 	uint64_t missed;
@@ -197,6 +198,17 @@ const struct lt_map_use *lt_maps_at(const struct lt_maps *m, size_t i);
 void lt_maps_no_batch(struct lt_maps *m); /* count key by key, as on kernels before 5.6 */
 bool lt_maps_batched(const struct lt_maps *m); /* the last read used batch lookups */
 void lt_maps_close(struct lt_maps *m);
+
+/*
+ * lt_cg_counts: each cgroup's exec, exit and fork counts (summed over CPUs) for metrics --by.
+ * The per-CPU buffer is allocated at open: a read allocates nothing. Open: 0 or -errno
+ * (-ENOENT: a suite of a lowtrace without the map).
+ */
+struct lt_cg_reader;
+typedef void (*lt_cg_fn)(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS]);
+int lt_cg_open(struct lt_cg_reader **out);
+int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx); /* 0 or -errno */
+void lt_cg_close(struct lt_cg_reader *r);
 
 /* What `status` shows, read from the pins and the kernel. */
 struct lt_probe_status {

@@ -223,6 +223,7 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 		sum->events += v.events;
 		sum->drops += v.drops;
 		sum->recovered += v.recovered;
+		sum->cg_full += v.cg_full;
 	}
 	for (int k = 0; k < LT_PROBE_PROGS && p->progs[k]; k++) {
 		struct bpf_prog_info pi = {};
@@ -965,4 +966,66 @@ int lt_enable_stats(int *fd)
 		return lt_error(errno == EPERM ? LT_ENV : LT_FAIL,
 				"cannot enable BPF run-time statistics: %s", strerror(errno));
 	return LT_OK;
+}
+
+/* ---- lt_cg_counts: per-cgroup lifecycle counts (metrics --by) ---- */
+
+struct lt_cg_reader {
+	int fd;
+	int ncpu;
+	struct lt_cg_count *percpu; /* one value per possible CPU */
+};
+
+int lt_cg_open(struct lt_cg_reader **out)
+{
+	struct lt_cg_reader *r = calloc(1, sizeof(*r));
+	int err;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_cg_counts");
+	if (r->fd < 0) {
+		err = -errno;
+		free(r);
+		return err;
+	}
+	r->ncpu = libbpf_num_possible_cpus();
+	r->percpu = r->ncpu > 0 ? calloc(r->ncpu, sizeof(*r->percpu)) : NULL;
+	if (!r->percpu) {
+		lt_cg_close(r);
+		return -ENOMEM;
+	}
+	*out = r;
+	return 0;
+}
+
+int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx)
+{
+	__u64 key, next;
+	__u64 *prev = NULL;
+
+	while (bpf_map_get_next_key(r->fd, prev, &next) == 0) {
+		uint64_t n[LT_CG_KINDS] = {};
+
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(r->fd, &key, r->percpu))
+			continue; /* deleted meanwhile */
+		for (int c = 0; c < r->ncpu; c++)
+			for (int k = 0; k < LT_CG_KINDS; k++)
+				n[k] += r->percpu[c].n[k];
+		cb(ctx, key, n);
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+void lt_cg_close(struct lt_cg_reader *r)
+{
+	if (!r)
+		return;
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->percpu);
+	free(r);
 }

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "histfmt.h"
+#include "ident.h"
 #include "kernel.h"
 #include "lowtrace.h"
 #include "cmds.h"
@@ -85,9 +86,40 @@ struct body {
 	uint64_t gen; /* scrape number */
 };
 
+enum by_kind { BY_NONE, BY_UNIT, BY_CONTAINER, BY_POD };
+static const char *const by_names[] = { "", "unit", "container", "pod" };
+
 struct metrics_opts {
 	const char *listen; /* HOST:PORT or [V6]:PORT */
 	bool per_syscall_latency;
+	enum by_kind by;
+	unsigned int by_max;
+};
+
+/*
+ * --by: the lifecycle counts of lt_cg_counts summed per workload (unit, container or pod of
+ * each cgroup). A value keeps its series from its first scrape on (so its counter never
+ * moves to "other" and back); past by_max values, the rest are summed under "other". All
+ * tables are allocated at start: a scrape allocates nothing.
+ */
+struct by_label {
+	char name[LT_IDENT_UNIT_MAX + 1];
+	uint64_t n[LT_CG_KINDS];
+};
+
+struct by_state {
+	enum by_kind kind;
+	unsigned int max; /* values with a series of their own */
+	struct lt_ident_cache ident;
+	struct lt_cg_reader *cg; /* of the open suite */
+	struct by_label *labels; /* max + 1: labels[max] is "other" */
+	unsigned int nlabels;
+	uint32_t *index; /* open addressing: label index + 1, 0 free */
+	uint32_t index_mask;
+	uint64_t *folded; /* this scrape's folded values (their hashes, 0 free) */
+	uint32_t folded_mask;
+	uint64_t nfolded;
+	uint64_t now_ns;
 };
 
 struct server {
@@ -113,6 +145,7 @@ struct server {
 	unsigned short pconn[CONN_MAX + 1]; /* the conn[] of each pfd[] (0 is the listener) */
 	char labels[96];
 	const struct lt_probe *cur; /* the aggregate being written */
+	struct by_state by;
 };
 
 /* keys summed per name (s->cur->prom->nnames) */
@@ -167,6 +200,175 @@ static void put_counters(struct server *s, const char *metric, const char *help,
 		lt_put_u64(b, *(const uint64_t *)((const char *)&s->counts[i] + off));
 		lt_put_c(b, '\n');
 	}
+}
+
+static uint64_t str_hash(const char *p)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h | 1; /* 0 marks a free slot */
+}
+
+static int by_init(struct by_state *b, enum by_kind kind, unsigned int max)
+{
+	size_t n = 1, f = 1;
+
+	b->kind = kind;
+	b->max = max;
+	if (kind == BY_NONE)
+		return LT_OK;
+	while (n < 2 * ((size_t)max + 1))
+		n <<= 1;
+	while (f < 2 * (size_t)LT_CG_MAX)
+		f <<= 1;
+	b->labels = calloc((size_t)max + 1, sizeof(*b->labels));
+	b->index = calloc(n, sizeof(*b->index));
+	b->folded = calloc(f, sizeof(*b->folded));
+	b->index_mask = n - 1;
+	b->folded_mask = f - 1;
+	if (!b->labels || !b->index || !b->folded || lt_ident_open(&b->ident, NULL))
+		return lt_error(LT_FAIL, "out of memory (--by-max %u)", max);
+	strcpy(b->labels[max].name, "other");
+	return LT_OK;
+}
+
+static void by_free(struct by_state *b)
+{
+	if (b->kind == BY_NONE)
+		return;
+	lt_ident_close(&b->ident);
+	free(b->labels);
+	free(b->index);
+	free(b->folded);
+}
+
+/* the label of `name`: its own while there is room or it has one, else "other" */
+static struct by_label *by_label_of(struct by_state *b, const char *name)
+{
+	uint64_t h = str_hash(name);
+	uint32_t i = h & b->index_mask;
+
+	for (; b->index[i]; i = (i + 1) & b->index_mask)
+		if (!strcmp(b->labels[b->index[i] - 1].name, name))
+			return &b->labels[b->index[i] - 1];
+	if (b->nlabels < b->max) {
+		struct by_label *l = &b->labels[b->nlabels];
+
+		snprintf(l->name, sizeof(l->name), "%s", name);
+		b->index[i] = ++b->nlabels;
+		return l;
+	}
+	/* folded: count each value once per scrape */
+	for (i = h & b->folded_mask; b->folded[i] && b->folded[i] != h;
+	     i = (i + 1) & b->folded_mask)
+		;
+	if (!b->folded[i]) {
+		b->folded[i] = h;
+		b->nfolded++;
+	}
+	return &b->labels[b->max];
+}
+
+static void on_cg(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS])
+{
+	struct by_state *b = ctx;
+	const struct lt_ident *id = lt_ident_get(&b->ident, cgroup_id, 0, b->now_ns);
+	const char *name = "";
+	struct by_label *l;
+
+	if (id)
+		name = b->kind == BY_UNIT	 ? id->unit
+		       : b->kind == BY_CONTAINER ? id->container_id
+						 : id->pod_uid;
+	l = by_label_of(b, name);
+	for (int k = 0; k < LT_CG_KINDS; k++)
+		l->n[k] += n[k];
+}
+
+/* a label value: backslash, double quote and newline escaped */
+static void put_label_value(struct lt_buf *b, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			lt_put_c(b, '\\');
+		if (*v == '\n') {
+			lt_put_s(b, "\\n");
+			continue;
+		}
+		lt_put_c(b, *v);
+	}
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static int put_by(struct server *s)
+{
+	static const char *const kinds[LT_CG_KINDS] = { "exec", "exit", "fork" };
+	struct by_state *by = &s->by;
+	struct lt_buf *b = s->body;
+	const char *label = by_names[by->kind];
+	int err;
+
+	for (unsigned int i = 0; i < by->nlabels; i++)
+		memset(by->labels[i].n, 0, sizeof(by->labels[i].n));
+	memset(by->labels[by->max].n, 0, sizeof(by->labels[by->max].n));
+	memset(by->folded, 0, ((size_t)by->folded_mask + 1) * sizeof(*by->folded));
+	by->nfolded = 0;
+	by->now_ns = lt_now_ns(CLOCK_MONOTONIC);
+	if (!by->cg)
+		return 0; /* a suite without lt_cg_counts */
+	err = lt_cg_read(by->cg, on_cg, by);
+	if (err)
+		return err;
+	help_type(b, "lowtrace_workload_events_total", "counter",
+		  "Exec, exit and fork events per workload (metrics --by: its systemd unit, "
+		  "container id or pod uid; empty when the cgroup names none); past --by-max "
+		  "values summed under other.");
+	for (unsigned int i = 0; i <= by->max; i++) {
+		const struct by_label *l = &by->labels[i];
+
+		if (i >= by->nlabels && i < by->max)
+			continue;
+		if (i == by->max && !by->nfolded)
+			break;
+		for (int k = 0; k < LT_CG_KINDS; k++) {
+			lt_put_s(b, "lowtrace_workload_events_total{probe=\"");
+			lt_put_s(b, kinds[k]);
+			lt_put_s(b, "\",");
+			lt_put_s(b, label);
+			lt_put_s(b, "=\"");
+			put_label_value(b, l->name);
+			lt_put_s(b, "\"} ");
+			lt_put_u64(b, l->n[k]);
+			lt_put_c(b, '\n');
+		}
+	}
+	help_type(b, "lowtrace_workload_folded", "gauge",
+		  "Workloads summed under other at this scrape (past --by-max).");
+	lt_put_s(b, "lowtrace_workload_folded{by=\"");
+	lt_put_s(b, label);
+	lt_put_s(b, "\"} ");
+	lt_put_u64(b, by->nfolded);
+	lt_put_c(b, '\n');
+	help_type(
+		b, "lowtrace_workload_untracked_total", "counter",
+		"Exec, exit and fork events of cgroups lt_cg_counts had no room for (its cap: " STR(
+			LT_CG_MAX) " cgroups), per probe.");
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		uint16_t t = lt_probes[i].type;
+
+		if (!s->have[i] || (t != LT_TYPE_EXEC && t != LT_TYPE_EXIT && t != LT_TYPE_FORK))
+			continue;
+		lt_put_s(b, "lowtrace_workload_untracked_total{probe=\"");
+		lt_put_s(b, lt_probes[i].name);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, s->counts[i].cg_full);
+		lt_put_c(b, '\n');
+	}
+	return 0;
 }
 
 /* kernel.bpf_stats_enabled: the programs' run_cnt and run_time_ns grow only while it is 1 */
@@ -286,6 +488,8 @@ static void suite_close(struct server *s)
 	}
 	lt_maps_close(s->maps);
 	s->maps = NULL;
+	lt_cg_close(s->by.cg);
+	s->by.cg = NULL;
 	lt_stats_close(&s->sr);
 	lt_close_handles(&s->h);
 }
@@ -314,8 +518,15 @@ static int suite_open(struct server *s)
 		suite_close(s);
 		return err;
 	}
+	/* a suite of a lowtrace without lt_cg_counts: no per-workload series */
+	if (s->by.kind != BY_NONE && lt_cg_open(&s->by.cg) == -ENOMEM) {
+		suite_close(s);
+		return lt_error(LT_FAIL, "out of memory");
+	}
 	/* room for every histogram the maps can hold: no series is ever left out */
 	s->need = BODY_BASE;
+	if (s->by.kind != BY_NONE) /* a label is at most 128 bytes, escaped 256 */
+		s->need += ((size_t)s->by.max + 1) * LT_CG_KINDS * 384;
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe *p = &lt_probes[i];
 
@@ -397,6 +608,8 @@ static int scrape(struct server *s)
 		      "Entries a probe's stateful map holds at most; a full map's failed inserts "
 		      "count as drops.",
 		      MAP_MAX);
+	if (s->by.kind != BY_NONE && put_by(s))
+		return 500;
 	put_map_gauge(s, "lowtrace_map_memory_bytes",
 		      "Kernel memory of a probe's stateful map (memlock in its fdinfo).",
 		      MAP_MEMLOCK);
@@ -777,6 +990,11 @@ static int serve(const struct metrics_opts *o)
 				"address",
 				o->listen);
 	s.per_syscall_latency = o->per_syscall_latency;
+	err = by_init(&s.by, o->by, o->by_max);
+	if (err) {
+		by_free(&s.by);
+		return err;
+	}
 	err = suite_open(&s);
 	if (err)
 		return err;
@@ -814,6 +1032,7 @@ static int serve(const struct metrics_opts *o)
 	if (lfd >= 0)
 		close(lfd);
 	suite_close(&s);
+	by_free(&s.by);
 	free(s.by_name);
 	for (int i = 0; i < BODIES; i++)
 		free(s.bodies[i].b.p);
@@ -856,29 +1075,50 @@ static void help_metrics(void)
 	       "loopback\n"
 	       "                         only); [::1]:9464 for IPv6, 0.0.0.0:9464 for all\n"
 	       "    --per-syscall-latency  one latency histogram per syscall (label name)\n"
+	       "    --by unit|container|pod  lowtrace_workload_events_total{probe,BY}: exec,\n"
+	       "                         exit and fork per systemd unit, container id or pod\n"
+	       "                         uid of the task's cgroup (\"\" when it names none),\n"
+	       "                         counted per cgroup in the kernel (lt_cg_counts, %u\n"
+	       "                         cgroups; beyond: lowtrace_workload_untracked_total)\n"
+	       "    --by-max N           values of BY with series of their own (default 100);\n"
+	       "                         a value keeps its series once it has one, later ones\n"
+	       "                         are summed under BY=\"other\", counted by the gauge\n"
+	       "                         lowtrace_workload_folded{by}\n"
 	       "%s\n"
 	       "EXIT STATUS\n    0 stopped by a signal; 2 usage; 3 not loaded; 1 failure (e.g. "
 	       "the\n"
 	       "    address is in use).\n",
-	       lt_config_help);
+	       LT_CG_MAX, lt_config_help);
 }
 
 static int metrics_opt(void *ctx, int key, const char *arg, uint64_t num)
 {
 	struct metrics_opts *o = ctx;
 
-	(void)num;
-	if (key == LT_O_LISTEN)
+	switch (key) {
+	case LT_O_LISTEN:
 		o->listen = arg;
-	else
+		return LT_OK;
+	case LT_O_PER_SYS_LAT:
 		o->per_syscall_latency = true;
-	return LT_OK;
+		return LT_OK;
+	case LT_O_BY_MAX:
+		o->by_max = num;
+		return LT_OK;
+	}
+	for (int k = BY_UNIT; k <= BY_POD; k++)
+		if (!strcmp(arg, by_names[k])) {
+			o->by = k;
+			return LT_OK;
+		}
+	return lt_error(LT_USAGE, "--by: '%s' is not unit, container or pod", arg);
 }
 
 int cmd_metrics(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_CONFIG, 0 };
-	struct metrics_opts o = { .listen = "127.0.0.1:9464" };
+	static const int keys[] = { LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY,
+				    LT_O_BY_MAX, LT_O_CONFIG,	   0 };
+	struct metrics_opts o = { .listen = "127.0.0.1:9464", .by_max = 100 };
 	int err = lt_opts_parse(argc, argv, keys, help_metrics, metrics_opt, &o);
 
 	if (err)

@@ -14,6 +14,7 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	if (lt_skip_current())
 		return 0;
+	lt_cg_count(LT_PROBE_EXEC, LT_CG_EXEC);
 	r = lt_reserve(LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(*r));
 	if (!r)
 		return 0;

@@ -63,6 +63,7 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 
 	if (!last_thread(ctx, p) || lt_skip_current())
 		return 0;
+	lt_cg_count(LT_PROBE_EXIT, LT_CG_EXIT);
 	r = lt_reserve(LT_PROBE_EXIT, LT_TYPE_EXIT, sizeof(*r));
 	if (!r)
 		return 0;

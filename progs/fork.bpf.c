@@ -12,6 +12,7 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	if (lt_skip_current())
 		return 0;
+	lt_cg_count(LT_PROBE_FORK, LT_CG_FORK);
 	r = lt_reserve(LT_PROBE_FORK, LT_TYPE_FORK, sizeof(*r));
 	if (!r)
 		return 0;

@@ -42,6 +42,14 @@ struct {
 	__type(value, __u32);
 } lt_cgroup __weak SEC(".maps");
 
+/* per-cgroup lifecycle counts (metrics --by); preallocated, full: lt_stat.cg_full */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, LT_CG_MAX);
+	__type(key, __u64);
+	__type(value, struct lt_cg_count);
+} lt_cg_counts __weak SEC(".maps");
+
 /* Set by the loader before load; read-only afterwards. */
 const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
@@ -101,6 +109,29 @@ static __always_inline void lt_count(__u32 probe, bool dropped)
 		st->drops++;
 	else
 		st->events++;
+}
+
+/* One exec, exit or fork of the current task's cgroup, in lt_cg_counts. */
+static __always_inline void lt_cg_count(__u32 probe, enum lt_cg_kind kind)
+{
+	__u64 id = bpf_get_current_cgroup_id();
+	struct lt_cg_count *c = bpf_map_lookup_elem(&lt_cg_counts, &id);
+
+	if (!c) {
+		struct lt_cg_count zero = {};
+
+		/* -EEXIST: another CPU added it first; the lookup finds it */
+		bpf_map_update_elem(&lt_cg_counts, &id, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&lt_cg_counts, &id);
+	}
+	if (c && kind < LT_CG_KINDS) {
+		c->n[kind]++; /* per CPU: no other writer */
+	} else {
+		struct lt_stat *st = lt_stat_slot(probe);
+
+		if (st)
+			st->cg_full++;
+	}
 }
 
 /* An event a fallback program handled because the kernel had skipped the main one. */

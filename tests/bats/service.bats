@@ -248,6 +248,7 @@ tiny_tmpfs() {
 
 teardown() {
 	local m
+	[ -z "${BPF_STATS_OLD:-}" ] || echo "$BPF_STATS_OLD" >/proc/sys/kernel/bpf_stats_enabled
 	for m in "${LT_TMPFS[@]}"; do
 		umount "$m" 2>/dev/null || true
 		rmdir "$m" 2>/dev/null || true
@@ -310,4 +311,117 @@ LT_TMPFS=()
 	run --separate-stderr "$LT" events --rotate-size 1M
 	assert_failure 2
 	assert_equal "$stderr" "lowtrace: events: --rotate-size and --rotate-keep need -o FILE"
+}
+
+# ---- metrics: per-workload counters, the probes' own cost ----
+
+# metrics_bg ARGS...: lowtrace metrics on a free port in the background; sets PORT, MPID
+metrics_bg() {
+	local i
+	PORT=$((20000 + RANDOM % 20000))
+	"$LT" metrics --listen "127.0.0.1:$PORT" "$@" >"$BATS_TEST_TMPDIR/m.out" \
+		2>"$BATS_TEST_TMPDIR/m.err" &
+	MPID=$!
+	LT_BG+=("$MPID")
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^serving ' "$BATS_TEST_TMPDIR/m.out" && return 0
+		proc_gone "$MPID" && break
+		sleep 0.05
+	done
+	cat "$BATS_TEST_TMPDIR/m.err" >&2
+	return 1
+}
+
+# scrape_to FILE: GET /metrics into FILE, which promtool must accept
+scrape_to() {
+	python3 -c 'import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())' \
+		"$PORT" >"$1"
+	promtool check metrics <"$1"
+}
+
+# sample FILE SERIES: the value of one series (exact name and labels)
+sample() {
+	awk -v s="$2" '$1 == s { print $2 }' "$1"
+}
+
+@test "metrics --by unit: lifecycle counters per unit, at most --by-max series, the rest under other" {
+	local p m="$BATS_TEST_TMPDIR/m1" u n total=0 own=0
+	new_cgroup
+	p=$NEW_CG
+	for u in a b c; do
+		mkdir "$p/lt-$u.service"
+		LT_CGROUPS=("$p/lt-$u.service" "${LT_CGROUPS[@]}") # removed before the parent
+	done
+	# only this subtree: the host's other processes stay out of the counts
+	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
+	metrics_bg --by unit --by-max 2
+	execs "$p/lt-a.service" 3
+	execs "$p/lt-b.service" 5
+	execs "$p/lt-c.service" 7
+	sleep 0.3
+	scrape_to "$m"
+	# two units with series of their own, each with its exact count; one folded
+	for u in a b c; do
+		n=$(sample "$m" "lowtrace_workload_events_total{probe=\"exec\",unit=\"lt-$u.service\"}")
+		[ -z "$n" ] || own=$((own + 1))
+		# and the bash that runs them: one exec more
+		case $u in a) [ -z "$n" ] || [ "$n" = 4 ] ;; b) [ -z "$n" ] || [ "$n" = 6 ] ;;
+		c) [ -z "$n" ] || [ "$n" = 8 ] ;; esac
+	done
+	assert_equal "$own" 2
+	assert_equal "$(sample "$m" 'lowtrace_workload_folded{by="unit"}')" 1
+	[ -n "$(sample "$m" 'lowtrace_workload_events_total{probe="exec",unit="other"}')" ]
+	# nothing lost or counted twice: the sum is the probe's own counter
+	total=$(grep -E '^lowtrace_workload_events_total\{probe="exec",' "$m" | awk '{ s += $2 } END { print s }')
+	assert_equal "$total" 18
+	assert_equal "$(sample "$m" 'lowtrace_events_total{probe="exec"}')" 18
+	assert_equal "$(grep -c '^lowtrace_workload_events_total{probe="exec",' "$m")" 3
+	assert_equal "$(sample "$m" 'lowtrace_workload_untracked_total{probe="exec"}')" 0
+
+	# a folded unit stays folded (no series comes and goes): more of each, same series
+	execs "$p/lt-a.service" 1
+	execs "$p/lt-b.service" 1
+	execs "$p/lt-c.service" 1
+	sleep 0.3
+	scrape_to "$m.2"
+	assert_equal "$(grep '^lowtrace_workload_events_total' "$m" | cut -d' ' -f1)" \
+		"$(grep '^lowtrace_workload_events_total' "$m.2" | cut -d' ' -f1)"
+	total=$(grep -E '^lowtrace_workload_events_total\{probe="exec",' "$m.2" | awk '{ s += $2 } END { print s }')
+	assert_equal "$total" 24
+}
+
+@test "metrics --by: bad values are usage errors" {
+	run --separate-stderr "$LT" metrics --by node
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: --by: 'node' is not unit, container or pod"
+	run --separate-stderr "$LT" metrics --by unit --by-max 0
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: --by-max: must be at least 1"
+}
+
+@test "metrics: probe run seconds and runs while kernel.bpf_stats_enabled=1, absent otherwise" {
+	local m="$BATS_TEST_TMPDIR/m" old s1 s2 r1 r2
+	[ -w /proc/sys/kernel/bpf_stats_enabled ] || skip "no kernel.bpf_stats_enabled (kernel before 5.8)"
+	old=$(cat /proc/sys/kernel/bpf_stats_enabled)
+	BPF_STATS_OLD=$old # teardown restores it if this test fails
+	"$LT" load --probes exec,exit,fork >/dev/null
+	metrics_bg
+	echo 0 >/proc/sys/kernel/bpf_stats_enabled
+	scrape_to "$m"
+	! grep -q '^lowtrace_probe_run' "$m"
+	# the map memory gauge is there either way
+	[ "$(sample "$m" 'lowtrace_map_memory_bytes{probe="exec",map="lt_cg_counts"}')" -gt 0 ]
+	echo 1 >/proc/sys/kernel/bpf_stats_enabled
+	/bin/true
+	scrape_to "$m.1"
+	for i in 1 2 3 4 5; do /bin/true; done
+	scrape_to "$m.2"
+	echo "$old" >/proc/sys/kernel/bpf_stats_enabled
+	s1=$(sample "$m.1" 'lowtrace_probe_run_seconds_total{probe="exec"}')
+	s2=$(sample "$m.2" 'lowtrace_probe_run_seconds_total{probe="exec"}')
+	r1=$(sample "$m.1" 'lowtrace_probe_runs_total{probe="exec"}')
+	r2=$(sample "$m.2" 'lowtrace_probe_runs_total{probe="exec"}')
+	[ "$r2" -ge $((r1 + 5)) ]
+	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); assert 0 < a < b, (a, b)' "$s1" "$s2"
 }
