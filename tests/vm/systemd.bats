@@ -42,6 +42,9 @@ scrape() {
 	run scrape
 	[ "$status" = 0 ]
 	grep -q '^lowtrace_events_total{probe="exec"' <<<"$output"
+	# by = unit: this test's own unit has exec series of its own
+	grep -q '^lowtrace_workload_events_total{probe="exec",unit="lowtrace-vmtest.service"} [1-9]' \
+		<<<"$output"
 	promtool check metrics <<<"$output"
 }
 
