@@ -295,7 +295,7 @@ SVC_KERNEL ?= 6.12
 .PHONY: svctest fleettest
 svctest: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all
-	VMTEST_SYSTEMD=1 VMTEST_TIMEOUT=600 VMTEST_OUT=$(BUILD)/vm-svc tests/vm/vmtest $(SVC_KERNEL)
+	VMTEST_SYSTEMD=1 VMTEST_TIMEOUT=600 VMTEST_OUT=$(CURDIR)/$(BUILD)/vm-svc tests/vm/vmtest $(SVC_KERNEL)
 
 # three systemd guests on three kernels scraped by a real Prometheus (tests/vm/fleettest)
 FLEET_KERNELS ?= 5.10 6.1 6.12
