@@ -286,6 +286,7 @@ static void v1_cases(void)
 	struct lt_ident_stats st;
 	const struct lt_ident *id;
 	char mi[600], proc[300], txt[400];
+	uint64_t t;
 
 	/* hybrid: our tree as cgroup2, a memory v1 hierarchy beside it */
 	snprintf(mi, sizeof(mi),
@@ -325,9 +326,17 @@ static void v1_cases(void)
 	lt_ident_get(&c, ino_of(""), 12, mono());
 	lt_ident_stats(&c, &st);
 	ok(st.v1_entries == 2 && st.v1_evictions == 1, "per-pid cap 2: one eviction");
-	lt_ident_exit(&c, 12);
+	write_file("proc/10/cgroup", txt); /* 10 was evicted: read again */
+	t = mono();
+	lt_ident_get(&c, ino_of(""), 10, t);
+	lt_ident_exit(&c, 10);
+	write_file("proc/10/cgroup", "5:memory:/\n0::/\n");
+	id = lt_ident_get(&c, ino_of(""), 10, t + 500 * MS);
+	ok(id && id->cid_len == 64, "a record 0.5 s after the exit record: the kept identity");
+	id = lt_ident_get(&c, ino_of(""), 10, t + 1500 * MS);
 	lt_ident_stats(&c, &st);
-	ok(st.v1_entries == 1, "exit drops its entry");
+	ok(id && !id->cid_len && st.v1_lookups == 5,
+	   "1.5 s after: dropped, read again (a new process of that pid)");
 	id = lt_ident_get(&c, ino_of(""), 13, mono()); /* no file: exited before the read */
 	ok(id && !id->cid_len, "a process gone before its read: the v2 identity");
 	lt_ident_close(&c);
@@ -361,14 +370,15 @@ static void v1_timing(void)
 	ok(!lt_ident_open(&c, &cfg), "open on this host");
 	t = mono();
 	for (int i = 0; i < n; i++) {
-		lt_ident_get(&c, 0, pid, t);
+		/* 2 s apart: past the exit grace, so each is a first record */
+		lt_ident_get(&c, 0, pid, (uint64_t)(i + 1) * 2000 * MS);
 		lt_ident_exit(&c, pid);
 	}
 	t = mono() - t;
-	lt_ident_get(&c, 0, pid, 0);
+	lt_ident_get(&c, 0, pid, (uint64_t)(n + 2) * 2000 * MS);
 	hit = mono();
 	for (int i = 0; i < n; i++)
-		lt_ident_get(&c, 0, pid, 0);
+		lt_ident_get(&c, 0, pid, (uint64_t)(n + 2) * 2000 * MS);
 	hit = mono() - hit;
 	lt_ident_stats(&c, &st);
 	ok(st.v1_lookups == (uint64_t)n + 1, "%d reads of /proc/%u/cgroup", n, pid);
