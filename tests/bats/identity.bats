@@ -253,3 +253,14 @@ start_events() {
 	[ "$n" -le 64 ]
 	for ((i = 0; i < 300; i++)); do rmdir "$base/c$i.service" 2>/dev/null || true; done
 }
+
+@test "status: where identity comes from (the cgroup2 mount, v1 hierarchies, cgroups, the cap)" {
+	run -0 "$LT" load --probes exec
+	local nv1
+	nv1=$(findmnt -n -t cgroup -o TARGET | wc -l)
+	run -0 "$LT" status
+	assert_line --regexp "^identity: cgroup2 at $CG2_ROOT, $nv1 v1 hierarchies, [1-9][0-9]* cgroups \(cache cap 16384\)\$"
+	run -0 status_json
+	run -0 jq -c --arg r "$CG2_ROOT" '.identity | [.cgroup2 == $r, .v1_hierarchies, .cgroups > 0, .cache_cap]' <<<"$output"
+	assert_output "[true,$nv1,true,16384]"
+}
