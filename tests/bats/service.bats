@@ -425,3 +425,28 @@ sample() {
 	[ "$r2" -ge $((r1 + 5)) ]
 	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); assert 0 < a < b, (a, b)' "$s1" "$s2"
 }
+
+@test "metrics --by container and --by pod: the ids of runtime-shaped cgroups" {
+	local p m="$BATS_TEST_TMPDIR/m" cid=$(printf 'ab%.0s' {1..32}) uid=0d5b6c3e-1f2a-4b5c-8d9e-0a1b2c3d4e5f
+	local pod cg
+	new_cgroup
+	p=$NEW_CG
+	pod="$p/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice"
+	cg="$pod/cri-containerd-$cid.scope"
+	mkdir -p "$cg"
+	LT_CGROUPS=("$cg" "$pod" "$p/kubepods.slice/kubepods-burstable.slice" "$p/kubepods.slice" \
+		"${LT_CGROUPS[@]}")
+	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
+	metrics_bg --by container
+	execs "$cg" 4
+	sleep 0.3
+	scrape_to "$m"
+	assert_equal "$(sample "$m" "lowtrace_workload_events_total{probe=\"exec\",container=\"$cid\"}")" 5
+	assert_equal "$(sample "$m" 'lowtrace_workload_folded{by="container"}')" 0
+	kill "$MPID"
+	wait_rc "$MPID" 5
+	metrics_bg --by pod
+	scrape_to "$m.pod"
+	assert_equal "$(sample "$m.pod" "lowtrace_workload_events_total{probe=\"exec\",pod=\"$uid\"}")" 5
+	! grep -q 'pod="other"' "$m.pod"
+}
