@@ -450,3 +450,22 @@ sample() {
 	assert_equal "$(sample "$m.pod" "lowtrace_workload_events_total{probe=\"exec\",pod=\"$uid\"}")" 5
 	! grep -q 'pod="other"' "$m.pod"
 }
+
+@test "the installed config names every option of load, metrics and events, and is accepted" {
+	local conf="$REPO/dist/lowtrace.conf" c o
+	for c in load metrics events; do
+		for o in $("$LT" "$c" -h | grep -oE '^ +(-[A-Za-z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+'); do
+			[ "$o" != --config ] || continue
+			# in its section, set or commented out
+			sed -n "/^\[$c\]/,/^\[/p" "$conf" | grep -qE "^#? ?${o#--} = " ||
+				fail "[$c] of dist/lowtrace.conf lacks ${o#--}"
+		done
+	done
+	# every line as shipped parses (the commented ones uncommented too, but the ones that need
+	# a real process or cgroup, or exclude each other)
+	sed -E 's/^# ([a-z-]+ = )/\1/' "$conf" | grep -vE '^(pid|cgroup|text|replace|per-pid|count|duration) = ' \
+		>"$BATS_TEST_TMPDIR/all.conf"
+	run --separate-stderr "$LT" metrics --config "$BATS_TEST_TMPDIR/all.conf" --listen bad
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: --listen bad: want HOST:PORT or [V6]:PORT with a numeric address"
+}
