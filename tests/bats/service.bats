@@ -72,6 +72,8 @@ wait_lines() {
 		! grep -q @ "$d/usr/lib/systemd/system/$u.service"
 	done
 	grep -qx "ExecStop=/usr/bin/lowtrace unload" "$d/usr/lib/systemd/system/lowtrace.service"
+	grep -qx "ExecReload=/usr/bin/lowtrace load --replace --config /etc/lowtrace/lowtrace.conf" \
+		"$d/usr/lib/systemd/system/lowtrace.service"
 	grep -qx "Type=oneshot" "$d/usr/lib/systemd/system/lowtrace.service"
 	grep -qx "RemainAfterExit=yes" "$d/usr/lib/systemd/system/lowtrace.service"
 	cmp "$d/etc/lowtrace/lowtrace.conf" "$REPO/dist/lowtrace.conf"
