@@ -471,3 +471,41 @@ sample() {
 	assert_failure 2
 	assert_equal "$stderr" "lowtrace: --listen bad: want HOST:PORT or [V6]:PORT with a numeric address"
 }
+
+# ---- the units' sandbox, without systemd ----
+
+@test "the units' hardening: load, events -o, metrics and unload with / read-only, their capabilities and no_new_privs" {
+	command -v unshare >/dev/null && command -v setpriv >/dev/null || skip "no unshare or setpriv"
+	local log="$BATS_TEST_TMPDIR/log" sb
+	mkdir "$log"
+	PORT=$((20000 + RANDOM % 20000))
+	# ProtectSystem=strict: every mount read-only but the API ones (bpffs and cgroup2 under
+	# /sys stay writable); LogsDirectory: one writable directory; CapabilityBoundingSet and
+	# NoNewPrivileges as the units set them
+	sb="setpriv --no-new-privs --bounding-set=-all,+bpf,+perfmon,+sys_admin,+sys_resource"
+	run --separate-stderr unshare -m --propagation slave bash -c '
+		set -e
+		mount -t tmpfs lt-logs "$2"
+		mount -o remount,bind,ro /
+		! touch /lowtrace-rw-check 2>/dev/null
+		$1 "$3" load --probes exec,exit,fork >/dev/null
+		$1 "$3" events -o "$2/events.json" --duration 3 &
+		ev=$!
+		$1 "$3" metrics --listen "127.0.0.1:$4" >/dev/null &
+		m=$!
+		sleep 1
+		/bin/true lt-sandbox-mark
+		python3 -c "import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:%s/metrics\" % sys.argv[1], timeout=10).read().decode())" "$4" >"$2/metrics.txt"
+		wait "$ev"
+		kill "$m"
+		wait "$m" || true
+		$1 "$3" unload >/dev/null
+		grep -c lt-sandbox-mark "$2/events.json"
+		grep -c "^lowtrace_events_total{probe=\"exec\"} [1-9]" "$2/metrics.txt"
+	' sandbox "$sb" "$log" "$LT" "$PORT"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$output" "$(printf '1\n1')"
+	[ ! -e "$PIN" ]
+}
