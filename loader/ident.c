@@ -23,6 +23,7 @@
 #define WALK_DEPTH 24 /* deeper cgroups are not walked (k8s nests 5) */
 #define WALK_BUF 8192
 #define LINE_MAX_V1 4096
+#define EXIT_GRACE_NS 1000000000ull /* a process's v1 entry outlives its exit record by this */
 
 enum { E_FREE, E_POS, E_NEG };
 
@@ -39,6 +40,7 @@ struct entry {
 struct pentry {
 	uint32_t pid; /* 0: free */
 	uint32_t prev, next;
+	uint64_t exit_ns; /* its exit record's time, 0: alive */
 	bool known; /* /proc named a workload; else the v2 identity is used */
 	struct lt_ident ident;
 };
@@ -65,6 +67,7 @@ struct ident_impl {
 	char wpath[4096];
 	uint32_t gen;
 	uint64_t want; /* the id the rescan is for */
+	uint64_t now; /* the last lt_ident_get's time */
 	uint64_t last_scan_ns;
 	bool scanned;
 	struct lt_ident_stats st;
@@ -283,6 +286,17 @@ static void lru_slot_del(struct lru *t, const void *base, key_fn kf, uint32_t s)
 		else                                \
 			(t)->tail = i;              \
 		(t)->head = i;                      \
+	} while (0)
+
+#define LRU_PUSH_TAIL(t, arr, i)                    \
+	do {                                        \
+		L_NEXT(arr, i) = NIL;               \
+		L_PREV(arr, i) = (t)->tail;         \
+		if ((t)->tail != NIL)               \
+			L_NEXT(arr, (t)->tail) = i; \
+		else                                \
+			(t)->head = i;              \
+		(t)->tail = i;                      \
 	} while (0)
 
 /* ---- cgroup entries ---- */
@@ -574,6 +588,12 @@ static const struct lt_ident *v1_get(struct ident_impl *c, uint32_t pid, const s
 	int fd;
 
 	e = pfind(c, pid, &s);
+	/* records after its exit (SIGCHLD to the parent, sockets closed) come soon after it */
+	if (e && e->exit_ns && c->now - e->exit_ns > EXIT_GRACE_NS) {
+		pdrop(c, e);
+		pfind(c, pid, &s);
+		e = NULL;
+	}
 	if (e) {
 		i = e - c->pe;
 		if (c->pt.head != i) {
@@ -593,6 +613,7 @@ static const struct lt_ident *v1_get(struct ident_impl *c, uint32_t pid, const s
 	c->pt.free = e->next;
 	c->pt.n++;
 	e->pid = pid;
+	e->exit_ns = 0;
 	e->known = false;
 	c->pt.slots[s] = i + 1;
 	LRU_PUSH(&c->pt, c->pe, i);
@@ -628,6 +649,7 @@ const struct lt_ident *lt_ident_get(struct lt_ident_cache *pc, uint64_t cgroup_i
 
 	if (!c)
 		return NULL;
+	c->now = now_ns;
 	if (cgroup_id && c->root[0])
 		id = v2_get(c, cgroup_id, now_ns);
 	if (!c->v1 || !pid || (id && (id->cid_len || id->pod_len)))
@@ -644,8 +666,14 @@ void lt_ident_exit(struct lt_ident_cache *pc, uint32_t pid)
 	if (!c || !c->v1 || !pid)
 		return;
 	e = pfind(c, pid, &s);
-	if (e)
-		pdrop(c, e);
+	if (!e)
+		return;
+	/* kept a moment for the records its exit causes, and first to be evicted */
+	e->exit_ns = c->now ? c->now : 1;
+	if (c->pt.tail != (uint32_t)(e - c->pe)) {
+		LRU_UNLINK(&c->pt, c->pe, (uint32_t)(e - c->pe));
+		LRU_PUSH_TAIL(&c->pt, c->pe, (uint32_t)(e - c->pe));
+	}
 }
 
 /* ---- open, close ---- */

@@ -69,7 +69,7 @@ void lt_ident_close(struct lt_ident_cache *c);
  */
 const struct lt_ident *lt_ident_get(struct lt_ident_cache *c, uint64_t cgroup_id, uint32_t pid,
 				    uint64_t now_ns);
-/* The process exited: drop its v1 entry. */
+/* The process exited: its v1 entry goes 1 s later (records its exit causes come after it). */
 void lt_ident_exit(struct lt_ident_cache *c, uint32_t pid);
 
 void lt_ident_stats(const struct lt_ident_cache *c, struct lt_ident_stats *st);

@@ -56,7 +56,7 @@ static const struct opt_desc descs[] = {
 	OPT("follow", LT_O_FOLLOW, FLAG),
 	OPT("container", LT_O_CONTAINER, STR),
 	OPT("unit", LT_O_UNIT, STR),
-	OPT_NUM("ident-cap", LT_O_IDENT_CAP, 1u << 22, true, ZERO_AT_LEAST_1),
+	OPT_NUM("ident-cap", LT_O_IDENT_CAP, 1u << 20, true, ZERO_AT_LEAST_1),
 	OPT_NUM("interval", LT_O_INTERVAL, 86400, false, ZERO_AT_LEAST_1),
 	OPT("listen", LT_O_LISTEN, STR),
 	OPT("per-syscall-latency", LT_O_PER_SYS_LAT, FLAG),

@@ -413,8 +413,8 @@ out:
 			s->output, (unsigned long long)s->out.write_errors,
 			s->out.blocked ? "; records still in the ring were not written" : "");
 	lt_ident_stats(&s->ident, &ist);
-	/* the cap mattered, or ids went unresolved: say so (the cache's size is bounded) */
-	if (ist.evictions || ist.v1_evictions || ist.unknown)
+	/* the cap mattered: say so (records of unknown cgroups alone are normal: short-lived ones) */
+	if (ist.evictions || ist.v1_evictions)
 		fprintf(stderr,
 			"lowtrace: identity: %llu cgroups cached (cap %llu), %llu evicted, %llu "
 			"records of unknown cgroups, %llu rescans, %llu /proc reads (%llu "

@@ -58,7 +58,9 @@ static void help_status(void)
 	       "    events the kernel skipped the probe for (it was already running on that\n"
 	       "    CPU) that no fallback program took over; up to that many records may be\n"
 	       "    missing.\n"
-	       "    Also the ring size and filters.\n"
+	       "    Also the ring size and filters, and where workload identity comes from:\n"
+	       "    the cgroup2 mount, the v1 hierarchies beside it, the cgroups there now and\n"
+	       "    the cap of the identity cache of events and run (--ident-cap).\n"
 	       "    Then where per-thread and per-socket state lives (state: task-local or\n"
 	       "    socket-local storage, or bounded hashes), and for each loaded probe its\n"
 	       "    stateful maps: MAP, the kernel's TYPE, ENTRIES in use and MAX, so a map\n"
@@ -78,6 +80,33 @@ static void help_status(void)
 }
 
 /* ---- status ---- */
+
+/*
+ * Where identity comes from on this machine: the cgroup2 mount, the v1
+ * hierarchies beside it, and the cgroups a walk finds now (what the cache of
+ * events and run starts with, up to its cap).
+ */
+struct ident_info {
+	char root[512];
+	unsigned int v1;
+	uint64_t cgroups, cap;
+};
+
+static void ident_info(struct ident_info *ii)
+{
+	struct lt_ident_cache c;
+	struct lt_ident_stats st = {};
+
+	memset(ii, 0, sizeof(*ii));
+	if (!lt_ident_open(&c, NULL)) {
+		snprintf(ii->root, sizeof(ii->root), "%s", lt_ident_root(&c));
+		ii->v1 = lt_ident_v1_count(&c);
+		lt_ident_stats(&c, &st);
+	}
+	lt_ident_close(&c);
+	ii->cgroups = st.entries;
+	ii->cap = st.cap;
+}
 
 static const char *state_json(enum lt_state_kind k)
 {
@@ -132,6 +161,8 @@ static void print_maps_text(const struct lt_status *st)
 
 static void print_status_text(const struct lt_status *st)
 {
+	struct ident_info ii;
+
 	printf("loaded: pinned at %s\n", LT_PIN_DIR);
 	printf("ring buffer: %u bytes\n", st->ringbuf_size);
 	printf("filters: pid=");
@@ -144,6 +175,10 @@ static void print_status_text(const struct lt_status *st)
 		printf("%llu\n", (unsigned long long)st->filter_cgroup_id);
 	else
 		printf("any\n");
+	ident_info(&ii);
+	printf("identity: cgroup2 at %s, %u v1 hierarchies, %llu cgroups (cache cap %llu)\n",
+	       ii.root[0] ? ii.root : "(none)", ii.v1, (unsigned long long)ii.cgroups,
+	       (unsigned long long)ii.cap);
 	printf("%-12s %-8s %-8s %12s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS",
 	       "MISSED");
 	for (size_t i = 0; i < lt_nprobes; i++) {
@@ -185,8 +220,19 @@ static void print_leftovers_text(FILE *f)
 			LT_PIN_ROOT, names[i]);
 }
 
+/* a path from the mountinfo: escaped as JSON (a mount point may hold any byte) */
+static void print_json_string(const char *s)
+{
+	char buf[4096];
+	struct lt_buf b = { buf, 0, sizeof(buf) };
+
+	lt_put_json_str(&b, s, strlen(s)); /* < 512 bytes */
+	fwrite(buf, 1, b.len, stdout);
+}
+
 static void print_status_json(const struct lt_status *st)
 {
+	struct ident_info ii;
 	char names[8][LT_LEFTOVER_LEN];
 	int n = leftovers(names);
 
@@ -238,6 +284,14 @@ static void print_status_json(const struct lt_status *st)
 	else
 		printf(",\"state\":{\"task\":%s,\"sk\":%s}", state_json(st->state_task),
 		       state_json(st->state_sk));
+	ident_info(&ii);
+	printf(",\"identity\":{\"cgroup2\":");
+	if (ii.root[0])
+		print_json_string(ii.root);
+	else
+		printf("null");
+	printf(",\"v1_hierarchies\":%u,\"cgroups\":%llu,\"cache_cap\":%llu}", ii.v1,
+	       (unsigned long long)ii.cgroups, (unsigned long long)ii.cap);
 	printf(",\"leftovers\":[");
 	for (int i = 0; i < n; i++)
 		printf("%s\"%s/%s\"", i ? "," : "", LT_PIN_ROOT, names[i]);

@@ -127,7 +127,7 @@ release_forker() {
 			grep -q "^exit .* pid=$sp " "$OUT.$sig" && break
 			sleep 0.1
 		done
-		run -0 grep -c "^exec .* pid=$sp .* args=/bin/sh -c exit\\\\x200 $MARK-$sig\$" "$OUT.$sig"
+		run -0 grep -c "^exec .* pid=$sp .* args=/bin/sh -c exit\\\\x200 $MARK-$sig$(own_ident text)\$" "$OUT.$sig"
 		assert_output 1
 		kill "-$sig" "$RUN_PID"
 		wait_rc "$RUN_PID" 10

@@ -235,7 +235,7 @@ start_loop() {
 	/bin/true
 	sleep 0.3
 	stop_consumer "$EV_PID"
-	run -0 grep -c "^fork .* child_pid=$sp\$" "$OUT"
+	run -0 grep -c "^fork .* child_pid=$sp$(own_ident text)\$" "$OUT"
 	assert_output 1
 	run -0 grep -c "^exec .* pid=$sp " "$OUT"
 	assert_output 1

@@ -332,6 +332,31 @@ ns_inode() {
 	echo "${l%]}"
 }
 
+# own_ident json|text: the identity keys events appends to the records of this shell's cgroup
+# (tasks of the tests run where the shell runs): ,"cgroup":... / " cgroup=...", then the
+# container id and unit its path names
+own_ident() {
+	local path c cid="" unit="" out
+	path=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	[ -n "$path" ] || path=/
+	IFS=/ read -ra parts <<<"$path"
+	for c in "${parts[@]}"; do
+		[[ $c =~ ^((docker|cri-containerd|crio|libpod)-)?([0-9a-f]{64})(\.scope)?$ ]] &&
+			cid=${BASH_REMATCH[3]}
+		[[ $c =~ \.(service|scope)$ && ${#c} -gt 6 && ${#c} -le 128 ]] && unit=$c
+	done
+	if [ "$1" = json ]; then
+		out=",\"cgroup\":\"$path\""
+		[ -z "$cid" ] || out+=",\"container_id\":\"$cid\""
+		[ -z "$unit" ] || out+=",\"unit\":\"$unit\""
+	else
+		out=" cgroup=$path"
+		[ -z "$cid" ] || out+=" container_id=$cid"
+		[ -z "$unit" ] || out+=" unit=$unit"
+	fi
+	printf '%s' "$out"
+}
+
 own_cgroup_id() {
 	local path
 	path=$(sed -n 's/^0:://p' /proc/self/cgroup)

@@ -12,15 +12,16 @@ prog_ids_of() {
 @test "load: exit 0 and a summary of every default probe on tp_btf with the kernel's program ids" {
 	run --separate-stderr -0 "$LT" load
 	assert_equal "$stderr" ""
-	# the probe table, then where state lives and the stateful maps of exit, oom, tcp and
-	# tcp_retrans (maps.bats checks those)
-	assert_equal "${#lines[@]}" $((4 + ${#ALL_PROBES[@]} + 2 + 4))
+	# the probe table, then where state lives and the stateful maps of exec, exit (two),
+	# fork, oom, tcp and tcp_retrans (maps.bats checks those)
+	assert_equal "${#lines[@]}" $((5 + ${#ALL_PROBES[@]} + 2 + 7))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
-	assert_line -n 3 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$'
+	assert_line -n 3 --regexp "^identity: cgroup2 at $CG2_ROOT, [0-9]+ v1 hierarchies, [0-9]+ cgroups \(cache cap 16384\)\$"
+	assert_line -n 4 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$'
 	local i name id
-	i=4
+	i=5
 	for name in "${DEFAULT_PROBES[@]}"; do
 		id=$(prog_ids_of "lt_$name")
 		[ -n "$id" ]

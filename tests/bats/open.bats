@@ -87,9 +87,9 @@ opened() { awk -v n="$1" '$1 == n { print $2 }' <<<"$OPENED"; }
 		sleep 0.1
 	done
 	stop_consumer "$EV_PID"
-	run -0 grep -c "^open ts_ns=[0-9]* cpu=[0-9]* pid=$OPENER_PID tid=$OPENER_PID cgroup_id=$(own_cgroup_id) comm=python3 syscall=openat dfd=-100 path=$DIR/created flags=O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC mode=0640 ret=$(opened openat)\$" "$OUT"
+	run -0 grep -c "^open ts_ns=[0-9]* cpu=[0-9]* pid=$OPENER_PID tid=$OPENER_PID cgroup_id=$(own_cgroup_id) comm=python3 syscall=openat dfd=-100 path=$DIR/created flags=O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC mode=0640 ret=$(opened openat)$(own_ident text)\$" "$OUT"
 	assert_output 1
-	run -0 grep -c "^open .* pid=$OPENER_PID .* syscall=openat dfd=-100 path=$DIR/missing flags=O_RDONLY|O_CLOEXEC mode=0 ret=-2\$" "$OUT"
+	run -0 grep -c "^open .* pid=$OPENER_PID .* syscall=openat dfd=-100 path=$DIR/missing flags=O_RDONLY|O_CLOEXEC mode=0 ret=-2$(own_ident text)\$" "$OUT"
 	assert_output 1
 }
 

@@ -31,13 +31,13 @@ setup() {
 	assert_equal "${#lines[@]}" 1
 	local exec=$output
 	run -0 jq -c 'del(.ts_ns, .cpu)' <<<"$exec"
-	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"uid\":0,\"gid\":0,\"pid_ns\":$pns,\"mnt_ns\":$mns,\"net_ns\":$nns,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false}"
+	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"uid\":0,\"gid\":0,\"pid_ns\":$pns,\"mnt_ns\":$mns,\"net_ns\":$nns,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false$(own_ident json)}"
 
 	run -0 records "$OUT" ".type == \"exit\" and .pid == $sp"
 	assert_equal "${#lines[@]}" 1
 	local exit=$output
 	run -0 jq -c 'del(.ts_ns, .cpu, .lifetime_ns)' <<<"$exit"
-	assert_output "{\"type\":\"exit\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"comm\":\"sh\",\"exit_code\":7,\"signal\":0,\"core_dumped\":false}"
+	assert_output "{\"type\":\"exit\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"comm\":\"sh\",\"exit_code\":7,\"signal\":0,\"core_dumped\":false$(own_ident json)}"
 
 	# the cpu is a real one; the process lived at least from exec to exit
 	local ncpu
@@ -110,7 +110,7 @@ setup() {
 	run -0 records "$OUT" ".type == \"fork\" and .child_pid == $cp"
 	assert_equal "${#lines[@]}" 1
 	run -0 jq -c 'del(.ts_ns, .cpu)' <<<"$output"
-	assert_output "{\"type\":\"fork\",\"pid\":$me,\"tid\":$me,\"cgroup_id\":$(own_cgroup_id),\"comm\":$(jq -n --arg c "$comm" '$c'),\"child_pid\":$cp}"
+	assert_output "{\"type\":\"fork\",\"pid\":$me,\"tid\":$me,\"cgroup_id\":$(own_cgroup_id),\"comm\":$(jq -n --arg c "$comm" '$c'),\"child_pid\":$cp$(own_ident json)}"
 	# the child's own records follow: its exec and its exit
 	run -0 records "$OUT" ".type == \"exec\" and .pid == $cp"
 	run -0 jq -c '[.ppid, .filename, .args]' <<<"$output"
@@ -220,13 +220,13 @@ print(os.getpid())' 3>&-)
 
 	run -0 grep "^exec .* pid=$sp " "$OUT"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp "^exec ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me uid=0 gid=0 pid_ns=[0-9]+ mnt_ns=[0-9]+ net_ns=[0-9]+ comm=sh filename=/bin/sh args=/bin/sh -c exit\\\\x207 lowtrace-arg1 arg\\\\x20with\\\\x20spaces\$"
+	assert_output --regexp "^exec ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me uid=0 gid=0 pid_ns=[0-9]+ mnt_ns=[0-9]+ net_ns=[0-9]+ comm=sh filename=/bin/sh args=/bin/sh -c exit\\\\x207 lowtrace-arg1 arg\\\\x20with\\\\x20spaces$(own_ident text)\$"
 	run -0 grep "^exit .* pid=$sp " "$OUT"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp "^exit ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me comm=sh exit_code=7 signal=0 lifetime_ns=[1-9][0-9]*\$"
-	run -0 grep "^fork .* child_pid=$sp\$" "$OUT"
+	assert_output --regexp "^exit ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me comm=sh exit_code=7 signal=0 lifetime_ns=[1-9][0-9]*$(own_ident text)\$"
+	run -0 grep "^fork .* child_pid=$sp$(own_ident text)\$" "$OUT"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp "^fork ts_ns=[0-9]+ cpu=[0-9]+ pid=$me tid=$me cgroup_id=$cg comm=[^ ]+ child_pid=$sp\$"
+	assert_output --regexp "^fork ts_ns=[0-9]+ cpu=[0-9]+ pid=$me tid=$me cgroup_id=$cg comm=[^ ]+ child_pid=$sp$(own_ident text)\$"
 	# every line is one record of a known type
 	run -1 grep -vE '^(exec|exit|fork|signal|oom|tcp|tcp_retrans|open) ts_ns=[0-9]+ cpu=[0-9]+ pid=[0-9]+ tid=[0-9]+ ' "$OUT"
 	assert_output ''
@@ -247,7 +247,7 @@ print(os.getpid())' 3>&-)
 	stop_consumer "$EV_PID"
 	run -0 grep "^exec .* pid=$sp " "$OUT"
 	local head=$((8 + 3 + 7 + ${#MARK} + 1))
-	assert_output --regexp " args=/bin/sh -c exit\\\\x200 $MARK ${big:0:$((1024 - head))} \\.\\.\\.\$"
+	assert_output --regexp " args=/bin/sh -c exit\\\\x200 $MARK ${big:0:$((1024 - head))} \\.\\.\\.$(own_ident text)\$"
 }
 
 @test "a #! script: filename is the script, args start with the interpreter" {
@@ -354,5 +354,5 @@ C
 	assert_output '["sh",0,11,true]'
 	run -0 grep "^exit .* pid=${pid[text]} " "$OUT.text"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp " comm=sh exit_code=0 signal=11 core_dumped lifetime_ns=[1-9][0-9]*\$"
+	assert_output --regexp " comm=sh exit_code=0 signal=11 core_dumped lifetime_ns=[1-9][0-9]*$(own_ident text)\$"
 }

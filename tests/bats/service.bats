@@ -72,6 +72,8 @@ wait_lines() {
 		! grep -q @ "$d/usr/lib/systemd/system/$u.service"
 	done
 	grep -qx "ExecStop=/usr/bin/lowtrace unload" "$d/usr/lib/systemd/system/lowtrace.service"
+	grep -qx "ExecReload=/usr/bin/lowtrace load --replace --config /etc/lowtrace/lowtrace.conf" \
+		"$d/usr/lib/systemd/system/lowtrace.service"
 	grep -qx "Type=oneshot" "$d/usr/lib/systemd/system/lowtrace.service"
 	grep -qx "RemainAfterExit=yes" "$d/usr/lib/systemd/system/lowtrace.service"
 	cmp "$d/etc/lowtrace/lowtrace.conf" "$REPO/dist/lowtrace.conf"
@@ -424,4 +426,86 @@ sample() {
 	r2=$(sample "$m.2" 'lowtrace_probe_runs_total{probe="exec"}')
 	[ "$r2" -ge $((r1 + 5)) ]
 	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); assert 0 < a < b, (a, b)' "$s1" "$s2"
+}
+
+@test "metrics --by container and --by pod: the ids of runtime-shaped cgroups" {
+	local p m="$BATS_TEST_TMPDIR/m" cid=$(printf 'ab%.0s' {1..32}) uid=0d5b6c3e-1f2a-4b5c-8d9e-0a1b2c3d4e5f
+	local pod cg
+	new_cgroup
+	p=$NEW_CG
+	pod="$p/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice"
+	cg="$pod/cri-containerd-$cid.scope"
+	mkdir -p "$cg"
+	LT_CGROUPS=("$cg" "$pod" "$p/kubepods.slice/kubepods-burstable.slice" "$p/kubepods.slice" \
+		"${LT_CGROUPS[@]}")
+	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
+	metrics_bg --by container
+	execs "$cg" 4
+	sleep 0.3
+	scrape_to "$m"
+	assert_equal "$(sample "$m" "lowtrace_workload_events_total{probe=\"exec\",container=\"$cid\"}")" 5
+	assert_equal "$(sample "$m" 'lowtrace_workload_folded{by="container"}')" 0
+	kill "$MPID"
+	wait_rc "$MPID" 5
+	metrics_bg --by pod
+	scrape_to "$m.pod"
+	assert_equal "$(sample "$m.pod" "lowtrace_workload_events_total{probe=\"exec\",pod=\"$uid\"}")" 5
+	! grep -q 'pod="other"' "$m.pod"
+}
+
+@test "the installed config names every option of load, metrics and events, and is accepted" {
+	local conf="$REPO/dist/lowtrace.conf" c o
+	for c in load metrics events; do
+		for o in $("$LT" "$c" -h | grep -oE '^ +(-[A-Za-z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+'); do
+			[ "$o" != --config ] || continue
+			# in its section, set or commented out
+			sed -n "/^\[$c\]/,/^\[/p" "$conf" | grep -qE "^#? ?${o#--} = " ||
+				fail "[$c] of dist/lowtrace.conf lacks ${o#--}"
+		done
+	done
+	# every line as shipped parses (the commented ones uncommented too, but the ones that need
+	# a real process or cgroup, or exclude each other)
+	sed -E 's/^# ([a-z-]+ = )/\1/' "$conf" | grep -vE '^(pid|cgroup|text|replace|per-pid|count|duration) = ' \
+		>"$BATS_TEST_TMPDIR/all.conf"
+	run --separate-stderr "$LT" metrics --config "$BATS_TEST_TMPDIR/all.conf" --listen bad
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: --listen bad: want HOST:PORT or [V6]:PORT with a numeric address"
+}
+
+# ---- the units' sandbox, without systemd ----
+
+@test "the units' hardening: load, events -o, metrics and unload with / read-only, their capabilities and no_new_privs" {
+	command -v unshare >/dev/null && command -v setpriv >/dev/null || skip "no unshare or setpriv"
+	local log="$BATS_TEST_TMPDIR/log" sb
+	mkdir "$log"
+	PORT=$((20000 + RANDOM % 20000))
+	# ProtectSystem=strict: every mount read-only but the API ones (bpffs and cgroup2 under
+	# /sys stay writable); LogsDirectory: one writable directory; CapabilityBoundingSet and
+	# NoNewPrivileges as the units set them
+	sb="setpriv --no-new-privs --bounding-set=-all,+bpf,+perfmon,+sys_admin,+sys_resource"
+	run --separate-stderr unshare -m --propagation slave bash -c '
+		set -e
+		mount -t tmpfs lt-logs "$2"
+		mount -o remount,bind,ro /
+		! touch /lowtrace-rw-check 2>/dev/null
+		$1 "$3" load --probes exec,exit,fork >/dev/null
+		$1 "$3" events -o "$2/events.json" --duration 3 &
+		ev=$!
+		$1 "$3" metrics --listen "127.0.0.1:$4" >/dev/null &
+		m=$!
+		sleep 1
+		/bin/true lt-sandbox-mark
+		python3 -c "import sys, urllib.request
+sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:%s/metrics\" % sys.argv[1], timeout=10).read().decode())" "$4" >"$2/metrics.txt"
+		wait "$ev"
+		kill "$m"
+		wait "$m" || true
+		$1 "$3" unload >/dev/null
+		grep -c lt-sandbox-mark "$2/events.json"
+		grep -c "^lowtrace_events_total{probe=\"exec\"} [1-9]" "$2/metrics.txt"
+	' sandbox "$sb" "$log" "$LT" "$PORT"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "$output" "$(printf '1\n1')"
+	[ ! -e "$PIN" ]
 }

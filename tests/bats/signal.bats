@@ -41,7 +41,7 @@ sleeper() {
 	run -0 records "$OUT" ".target_pid == $SLEEPER and .sig == 10"
 	assert_equal "${#lines[@]}" 1
 	run -0 jq -c 'del(.ts_ns, .cpu, .comm)' <<<"$output"
-	assert_output "{\"type\":\"signal\",\"pid\":$me,\"tid\":$me,\"cgroup_id\":$(own_cgroup_id),\"target_pid\":$SLEEPER,\"target_tid\":$SLEEPER,\"target_comm\":\"sleep\",\"sig\":10,\"sig_name\":\"SIGUSR1\",\"group\":true,\"result\":\"delivered\"}"
+	assert_output "{\"type\":\"signal\",\"pid\":$me,\"tid\":$me,\"cgroup_id\":$(own_cgroup_id),\"target_pid\":$SLEEPER,\"target_tid\":$SLEEPER,\"target_comm\":\"sleep\",\"sig\":10,\"sig_name\":\"SIGUSR1\",\"group\":true,\"result\":\"delivered\"$(own_ident json)}"
 	# the sender is this shell
 	run -0 records "$OUT" ".target_pid == $SLEEPER and .sig == 10 and .comm == \"$(cat /proc/$me/comm)\""
 	assert_equal "${#lines[@]}" 1
@@ -62,9 +62,9 @@ sleeper() {
 		sleep 0.1
 	done
 	stop_consumer "$EV_PID"
-	run -0 grep -c "^signal .* target_pid=$SLEEPER target_tid=$SLEEPER target_comm=sleep sig=SIGUSR2 group result=ignored\$" "$OUT"
+	run -0 grep -c "^signal .* target_pid=$SLEEPER target_tid=$SLEEPER target_comm=sleep sig=SIGUSR2 group result=ignored$(own_ident text)\$" "$OUT"
 	assert_output 1
-	run -0 grep -c "^signal .* target_pid=$SLEEPER target_tid=$SLEEPER target_comm=sleep sig=SIGTERM group result=delivered\$" "$OUT"
+	run -0 grep -c "^signal .* target_pid=$SLEEPER target_tid=$SLEEPER target_comm=sleep sig=SIGTERM group result=delivered$(own_ident text)\$" "$OUT"
 	assert_output 1
 }
 

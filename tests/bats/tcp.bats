@@ -148,7 +148,7 @@ in_netns() {
 		sleep 0.1
 	done
 	stop_consumer "$EV_PID"
-	run -0 grep -c "^tcp ts_ns=[0-9]* cpu=[0-9]* pid=$NS_PID tid=$NS_PID cgroup_id=$(own_cgroup_id) comm=python3 family=4 saddr=127.0.0.1 daddr=127.0.0.1 sport=$cp dport=$sp direction=connect tx_bytes=0 rx_bytes=0 duration_ns=[1-9][0-9]*\$" "$OUT"
+	run -0 grep -c "^tcp ts_ns=[0-9]* cpu=[0-9]* pid=$NS_PID tid=$NS_PID cgroup_id=$(own_cgroup_id) comm=python3 family=4 saddr=127.0.0.1 daddr=127.0.0.1 sport=$cp dport=$sp direction=connect tx_bytes=0 rx_bytes=0 duration_ns=[1-9][0-9]*$(own_ident text)\$" "$OUT"
 	assert_output 1
 	run -0 grep -c "^tcp .* pid=$NS_PID .* sport=$sp dport=$cp direction=accept tx_bytes=0 rx_bytes=0 " "$OUT"
 	assert_output 1
@@ -167,7 +167,7 @@ in_netns() {
 	[ "${#lines[@]}" -ge 1 ]
 	run -0 jq -c 'del(.ts_ns, .cpu, .tid)' <<<"${lines[0]}"
 	# the owner is the connecting python (seen at connect by the tcp probe)
-	assert_output "{\"type\":\"tcp_retrans\",\"pid\":$NS_PID,\"cgroup_id\":$(own_cgroup_id),\"comm\":\"python3\",\"family\":4,\"saddr\":\"127.0.0.1\",\"daddr\":\"127.0.0.1\",\"sport\":$cp,\"dport\":$sp,\"state\":\"SYN_SENT\"}"
+	assert_output "{\"type\":\"tcp_retrans\",\"pid\":$NS_PID,\"cgroup_id\":$(own_cgroup_id),\"comm\":\"python3\",\"family\":4,\"saddr\":\"127.0.0.1\",\"daddr\":\"127.0.0.1\",\"sport\":$cp,\"dport\":$sp,\"state\":\"SYN_SENT\"$(own_ident json)}"
 }
 
 @test "load --pid P: only P's connections" {

@@ -135,6 +135,25 @@ int main(void)
 	b.len = 0;
 	lt_encode_json(&b, lt_probe_by_type(LT_TYPE_EXEC), &r);
 	ok(b.len <= LT_ENC_MAX, "worst-case exec JSON (%zu bytes) fits LT_ENC_MAX", b.len);
+	{
+		/* with the worst identity too: a 1024-byte path and a 128-byte unit, all escaped */
+		static char wpath[1024];
+		struct lt_ident wid = {};
+
+		memset(wpath, 0x01, sizeof(wpath));
+		memset(wid.unit, 0x01, LT_IDENT_UNIT_MAX);
+		memset(wid.container_id, 'a', LT_IDENT_CID_LEN);
+		memset(wid.pod_uid, 'b', LT_IDENT_POD_LEN);
+		wid.cgroup = wpath;
+		wid.cgroup_len = sizeof(wpath);
+		wid.unit_len = LT_IDENT_UNIT_MAX;
+		wid.cid_len = LT_IDENT_CID_LEN;
+		wid.pod_len = LT_IDENT_POD_LEN;
+		b.len = 0;
+		lt_encode_json_id(&b, lt_probe_by_type(LT_TYPE_EXEC), &r, &wid);
+		ok(b.len <= LT_ENC_MAX, "worst-case exec JSON with identity (%zu bytes) fits",
+		   b.len);
+	}
 
 	memset(&r, 0, sizeof(r));
 	x->hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(*x), 0, LT_HDR_CGROUP, 5, 9, 9, 0 };
@@ -246,6 +265,35 @@ int main(void)
 				"saddr=10.0.0.1 "
 				"daddr=192.168.1.254 sport=1 dport=2 state=ESTABLISHED\n"),
 		   "tcp_retrans text exact (v4 addresses, state name)");
+	}
+	{
+		/* identity keys last, escaped like kernel strings; absent ones not written */
+		struct lt_ident id = { .cgroup = "/a b/\"q\".service", .cgroup_len = 16 };
+		static const char cid[] =
+			"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+		memcpy(id.unit, "\"q\".service", 12);
+		id.unit_len = 11;
+		memset(&r, 0, sizeof(r));
+		x->hdr = (struct lt_hdr){ LT_TYPE_EXIT, sizeof(*x), 0, LT_HDR_CGROUP, 5, 9, 9, 0 };
+		b.len = 0;
+		lt_encode_json_id(&b, lt_probe_by_type(LT_TYPE_EXIT), &r, &id);
+		b.p[b.len] = 0;
+		ok(strstr(b.p, ",\"lifetime_ns\":0,\"cgroup\":\"/a b/\\\"q\\\".service\","
+			       "\"unit\":\"\\\"q\\\".service\"}\n") != NULL,
+		   "JSON: cgroup and unit last, escaped; no container_id or pod_uid: %s", b.p);
+		memcpy(id.container_id, cid, 65);
+		id.cid_len = 64;
+		memcpy(id.pod_uid, "1f2e3d4c-5b6a-4789-8a9b-0c1d2e3f4a5b", 37);
+		id.pod_len = 36;
+		b.len = 0;
+		lt_encode_text_id(&b, lt_probe_by_type(LT_TYPE_EXIT), &r, &id);
+		b.p[b.len] = 0;
+		ok(strstr(b.p, " cgroup=/a\\x20b/\"q\".service "
+			       "container_id=0123456789abcdef0123456789abcdef"
+			       "0123456789abcdef0123456789abcdef pod_uid=1f2e3d4c-5b6a-4789-8a9b-"
+			       "0c1d2e3f4a5b unit=\"q\".service\n") != NULL,
+		   "text: the same keys, escaped: %s", b.p);
 	}
 	return tap_done();
 }

@@ -286,6 +286,7 @@ static void v1_cases(void)
 	struct lt_ident_stats st;
 	const struct lt_ident *id;
 	char mi[600], proc[300], txt[400];
+	uint64_t t;
 
 	/* hybrid: our tree as cgroup2, a memory v1 hierarchy beside it */
 	snprintf(mi, sizeof(mi),
@@ -325,9 +326,17 @@ static void v1_cases(void)
 	lt_ident_get(&c, ino_of(""), 12, mono());
 	lt_ident_stats(&c, &st);
 	ok(st.v1_entries == 2 && st.v1_evictions == 1, "per-pid cap 2: one eviction");
-	lt_ident_exit(&c, 12);
+	write_file("proc/10/cgroup", txt); /* 10 was evicted: read again */
+	t = mono();
+	lt_ident_get(&c, ino_of(""), 10, t);
+	lt_ident_exit(&c, 10);
+	write_file("proc/10/cgroup", "5:memory:/\n0::/\n");
+	id = lt_ident_get(&c, ino_of(""), 10, t + 500 * MS);
+	ok(id && id->cid_len == 64, "a record 0.5 s after the exit record: the kept identity");
+	id = lt_ident_get(&c, ino_of(""), 10, t + 1500 * MS);
 	lt_ident_stats(&c, &st);
-	ok(st.v1_entries == 1, "exit drops its entry");
+	ok(id && !id->cid_len && st.v1_lookups == 5,
+	   "1.5 s after: dropped, read again (a new process of that pid)");
 	id = lt_ident_get(&c, ino_of(""), 13, mono()); /* no file: exited before the read */
 	ok(id && !id->cid_len, "a process gone before its read: the v2 identity");
 	lt_ident_close(&c);
@@ -357,18 +366,24 @@ static void v1_timing(void)
 	uint32_t pid = getpid();
 	uint64_t t, hit;
 	int n = 20000;
+	char mi[300];
 
-	ok(!lt_ident_open(&c, &cfg), "open on this host");
+	/* a v1 hierarchy declared, so the read happens on any host (this process's real file) */
+	write_file("mountinfo", "31 1 0:27 / /x/memory rw - cgroup cgroup rw,memory\n");
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	cfg.mountinfo = mi;
+	ok(!lt_ident_open(&c, &cfg), "open with this host's /proc");
 	t = mono();
 	for (int i = 0; i < n; i++) {
-		lt_ident_get(&c, 0, pid, t);
+		/* 2 s apart: past the exit grace, so each is a first record */
+		lt_ident_get(&c, 0, pid, (uint64_t)(i + 1) * 2000 * MS);
 		lt_ident_exit(&c, pid);
 	}
 	t = mono() - t;
-	lt_ident_get(&c, 0, pid, 0);
+	lt_ident_get(&c, 0, pid, (uint64_t)(n + 2) * 2000 * MS);
 	hit = mono();
 	for (int i = 0; i < n; i++)
-		lt_ident_get(&c, 0, pid, 0);
+		lt_ident_get(&c, 0, pid, (uint64_t)(n + 2) * 2000 * MS);
 	hit = mono() - hit;
 	lt_ident_stats(&c, &st);
 	ok(st.v1_lookups == (uint64_t)n + 1, "%d reads of /proc/%u/cgroup", n, pid);
