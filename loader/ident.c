@@ -675,6 +675,24 @@ const struct lt_ident *lt_ident_get(struct lt_ident_cache *pc, uint64_t cgroup_i
 	return v1_get(c, pid, id);
 }
 
+bool lt_ident_gone(struct lt_ident_cache *pc, uint64_t cgroup_id)
+{
+	struct ident_impl *c = pc->impl;
+	const struct entry *e = c ? find(c, cgroup_id, NULL) : NULL;
+
+	return e && (e->state == E_NEG || e->gone_ns);
+}
+
+void lt_ident_refresh(struct lt_ident_cache *pc, uint64_t now_ns)
+{
+	struct ident_impl *c = pc->impl;
+
+	if (!c || !c->root[0] || (c->scanned && now_ns < c->last_scan_ns + c->cfg.rescan_ns))
+		return;
+	c->now = now_ns;
+	rescan(c, now_ns);
+}
+
 void lt_ident_exit(struct lt_ident_cache *pc, uint32_t pid)
 {
 	struct ident_impl *c = pc->impl;

@@ -76,6 +76,15 @@ const struct lt_ident *lt_ident_get(struct lt_ident_cache *c, uint64_t cgroup_id
 /* The process exited: its v1 entry goes 1 s later (records its exit causes come after it). */
 void lt_ident_exit(struct lt_ident_cache *c, uint32_t pid);
 
+/*
+ * For readers that keep cgroup ids of their own (metrics --by): whether the
+ * last rescan missed this id (it is gone), and a rescan now, within the rate
+ * limit (a cache that only rescans on a miss never learns that a cached
+ * cgroup went away).
+ */
+bool lt_ident_gone(struct lt_ident_cache *c, uint64_t cgroup_id);
+void lt_ident_refresh(struct lt_ident_cache *c, uint64_t now_ns);
+
 void lt_ident_stats(const struct lt_ident_cache *c, struct lt_ident_stats *st);
 /* The cgroup2 mount found ("" when none), and how many v1 hierarchies. */
 const char *lt_ident_root(const struct lt_ident_cache *c);

@@ -208,6 +208,7 @@ struct lt_cg_reader;
 typedef void (*lt_cg_fn)(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS]);
 int lt_cg_open(struct lt_cg_reader **out);
 int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx); /* 0 or -errno */
+void lt_cg_delete(struct lt_cg_reader *r, uint64_t cgroup_id);
 void lt_cg_close(struct lt_cg_reader *r);
 
 /* What `status` shows, read from the pins and the kernel. */

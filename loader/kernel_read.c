@@ -1020,6 +1020,13 @@ int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx)
 	return errno == ENOENT ? 0 : -errno;
 }
 
+void lt_cg_delete(struct lt_cg_reader *r, uint64_t cgroup_id)
+{
+	__u64 key = cgroup_id;
+
+	bpf_map_delete_elem(r->fd, &key);
+}
+
 void lt_cg_close(struct lt_cg_reader *r)
 {
 	if (!r)

@@ -98,14 +98,27 @@ struct metrics_opts {
 
 /*
  * --by: the lifecycle counts of lt_cg_counts summed per workload (unit, container or pod of
- * each cgroup). A value keeps its series from its first scrape on (so its counter never
- * moves to "other" and back); past by_max values, the rest are summed under "other". All
- * tables are allocated at start: a scrape allocates nothing.
+ * each cgroup). Each cgroup gets its label at its first scrape and keeps it, and a label's
+ * counter grows by what its cgroups' counts grew since the last scrape: so a counter never
+ * goes down, not when a cgroup goes away and no longer resolves, nor when its kernel entry is
+ * deleted. A value keeps its series from its first scrape on; past by_max values, the rest
+ * are summed under "other". Cgroups the resolver saw go away are deleted from lt_cg_counts
+ * after their last counts are taken, so the kernel map holds live cgroups. All tables are
+ * allocated at start: a scrape allocates nothing.
  */
 struct by_label {
 	char name[LT_IDENT_UNIT_MAX + 1];
-	uint64_t n[LT_CG_KINDS];
+	uint64_t n[LT_CG_KINDS]; /* since metrics started */
 };
+
+struct by_cg {
+	uint64_t id; /* 0: free */
+	uint32_t label; /* index in labels[] */
+	uint32_t seen; /* the scrape that last found it in the kernel map */
+	uint64_t last[LT_CG_KINDS]; /* the kernel's counts then */
+};
+
+#define BY_REFRESH_NS 10000000000ull /* a rescan of the cgroup tree at least this often */
 
 struct by_state {
 	enum by_kind kind;
@@ -116,10 +129,13 @@ struct by_state {
 	unsigned int nlabels;
 	uint32_t *index; /* open addressing: label index + 1, 0 free */
 	uint32_t index_mask;
-	uint64_t *folded; /* this scrape's folded values (their hashes, 0 free) */
+	uint64_t *folded; /* values folded into other (their hashes, 0 free) */
 	uint32_t folded_mask;
 	uint64_t nfolded;
-	uint64_t now_ns;
+	struct by_cg *cgs; /* open addressing by cgroup id, 2 * LT_CG_MAX */
+	uint32_t cgs_mask;
+	uint32_t scrape;
+	uint64_t now_ns, refresh_ns;
 };
 
 struct server {
@@ -226,9 +242,11 @@ static int by_init(struct by_state *b, enum by_kind kind, unsigned int max)
 	b->labels = calloc((size_t)max + 1, sizeof(*b->labels));
 	b->index = calloc(n, sizeof(*b->index));
 	b->folded = calloc(f, sizeof(*b->folded));
+	b->cgs = calloc(f, sizeof(*b->cgs));
 	b->index_mask = n - 1;
 	b->folded_mask = f - 1;
-	if (!b->labels || !b->index || !b->folded || lt_ident_open(&b->ident, NULL))
+	b->cgs_mask = f - 1;
+	if (!b->labels || !b->index || !b->folded || !b->cgs || lt_ident_open(&b->ident, NULL))
 		return lt_error(LT_FAIL, "out of memory (--by-max %u)", max);
 	strcpy(b->labels[max].name, "other");
 	return LT_OK;
@@ -242,6 +260,7 @@ static void by_free(struct by_state *b)
 	free(b->labels);
 	free(b->index);
 	free(b->folded);
+	free(b->cgs);
 }
 
 /* the label of `name`: its own while there is room or it has one, else "other" */
@@ -260,7 +279,7 @@ static struct by_label *by_label_of(struct by_state *b, const char *name)
 		b->index[i] = ++b->nlabels;
 		return l;
 	}
-	/* folded: count each value once per scrape */
+	/* folded: count each value once */
 	for (i = h & b->folded_mask; b->folded[i] && b->folded[i] != h;
 	     i = (i + 1) & b->folded_mask)
 		;
@@ -271,20 +290,85 @@ static struct by_label *by_label_of(struct by_state *b, const char *name)
 	return &b->labels[b->max];
 }
 
+static uint32_t cg_hash(uint64_t id)
+{
+	return (uint32_t)((id * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
+/* the cgroup's slot: its own, or the free one where it goes */
+static struct by_cg *cg_slot(struct by_state *b, uint64_t id)
+{
+	uint32_t i = cg_hash(id) & b->cgs_mask;
+
+	while (b->cgs[i].id && b->cgs[i].id != id)
+		i = (i + 1) & b->cgs_mask;
+	return &b->cgs[i];
+}
+
+/* take a cgroup out of the table, keeping the probe chains whole (backward-shift deletion) */
+static void cg_del(struct by_state *b, struct by_cg *e)
+{
+	uint32_t i = e - b->cgs, j = i;
+
+	for (;;) {
+		uint32_t k;
+
+		j = (j + 1) & b->cgs_mask;
+		if (!b->cgs[j].id)
+			break;
+		k = cg_hash(b->cgs[j].id) & b->cgs_mask;
+		/* j's entry may move to i when its home k is not cyclically in (i, j] */
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		b->cgs[i] = b->cgs[j];
+		i = j;
+	}
+	b->cgs[i].id = 0;
+}
+
 static void on_cg(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS])
 {
 	struct by_state *b = ctx;
-	const struct lt_ident *id = lt_ident_get(&b->ident, cgroup_id, 0, b->now_ns);
-	const char *name = "";
+	struct by_cg *c = cg_slot(b, cgroup_id);
 	struct by_label *l;
 
-	if (id)
-		name = b->kind == BY_UNIT	 ? id->unit
-		       : b->kind == BY_CONTAINER ? id->container_id
-						 : id->pod_uid;
-	l = by_label_of(b, name);
-	for (int k = 0; k < LT_CG_KINDS; k++)
-		l->n[k] += n[k];
+	if (!c->id) {
+		/* first seen: its label now, for good */
+		const struct lt_ident *id = lt_ident_get(&b->ident, cgroup_id, 0, b->now_ns);
+		const char *name = "";
+
+		if (id)
+			name = b->kind == BY_UNIT	 ? id->unit
+			       : b->kind == BY_CONTAINER ? id->container_id
+							 : id->pod_uid;
+		c->id = cgroup_id;
+		c->label = by_label_of(b, name) - b->labels;
+		memset(c->last, 0, sizeof(c->last));
+	}
+	l = &b->labels[c->label];
+	for (int k = 0; k < LT_CG_KINDS; k++) {
+		/* below the last: the entry was deleted and made again, it counts from 0 */
+		l->n[k] += n[k] >= c->last[k] ? n[k] - c->last[k] : n[k];
+		c->last[k] = n[k];
+	}
+	c->seen = b->scrape;
+}
+
+/*
+ * After a scrape: cgroups the resolver saw go away leave lt_cg_counts (their counts are
+ * taken; no task can join a removed cgroup), and ids no longer in the map leave the table.
+ */
+static void by_sweep(struct by_state *b)
+{
+	for (uint32_t i = 0; i <= b->cgs_mask; i++) {
+		struct by_cg *c = &b->cgs[i];
+
+		while (c->id && (c->seen != b->scrape || lt_ident_gone(&b->ident, c->id))) {
+			if (c->seen == b->scrape)
+				lt_cg_delete(b->cg, c->id);
+			cg_del(b, c); /* another entry may move into slot i: look again */
+		}
+	}
 }
 
 /* a label value: backslash, double quote and newline escaped */
@@ -312,17 +396,18 @@ static int put_by(struct server *s)
 	const char *label = by_names[by->kind];
 	int err;
 
-	for (unsigned int i = 0; i < by->nlabels; i++)
-		memset(by->labels[i].n, 0, sizeof(by->labels[i].n));
-	memset(by->labels[by->max].n, 0, sizeof(by->labels[by->max].n));
-	memset(by->folded, 0, ((size_t)by->folded_mask + 1) * sizeof(*by->folded));
-	by->nfolded = 0;
 	by->now_ns = lt_now_ns(CLOCK_MONOTONIC);
 	if (!by->cg)
 		return 0; /* a suite without lt_cg_counts */
+	if (by->now_ns >= by->refresh_ns + BY_REFRESH_NS) {
+		lt_ident_refresh(&by->ident, by->now_ns);
+		by->refresh_ns = by->now_ns;
+	}
+	by->scrape++;
 	err = lt_cg_read(by->cg, on_cg, by);
 	if (err)
 		return err;
+	by_sweep(by);
 	help_type(b, "lowtrace_workload_events_total", "counter",
 		  "Exec, exit and fork events per workload (metrics --by: its systemd unit, "
 		  "container id or pod uid; empty when the cgroup names none); past --by-max "
@@ -347,7 +432,7 @@ static int put_by(struct server *s)
 		}
 	}
 	help_type(b, "lowtrace_workload_folded", "gauge",
-		  "Workloads summed under other at this scrape (past --by-max).");
+		  "Workloads summed under other (past --by-max) since metrics started.");
 	lt_put_s(b, "lowtrace_workload_folded{by=\"");
 	lt_put_s(b, label);
 	lt_put_s(b, "\"} ");

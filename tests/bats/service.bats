@@ -393,6 +393,35 @@ sample() {
 	assert_equal "$total" 24
 }
 
+@test "metrics --by: a removed cgroup's counts stay with its unit, its kernel entry goes" {
+	local p m="$BATS_TEST_TMPDIR/m" cg
+	new_cgroup
+	p=$NEW_CG
+	mkdir "$p/lt-gone.service"
+	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
+	metrics_bg --by unit
+	execs "$p/lt-gone.service" 3
+	sleep 0.3
+	scrape_to "$m.1"
+	assert_equal "$(sample "$m.1" 'lowtrace_workload_events_total{probe="exec",unit="lt-gone.service"}')" 4
+	rmdir "$p/lt-gone.service"
+	# a cgroup it has not seen makes the resolver walk the tree again: lt-gone is gone
+	mkdir "$p/lt-next.service"
+	LT_CGROUPS=("$p/lt-next.service" "${LT_CGROUPS[@]}")
+	execs "$p/lt-next.service" 2
+	sleep 0.3
+	scrape_to "$m.2"
+	scrape_to "$m.3"
+	# a counter: never down, though its cgroup no longer resolves to the unit
+	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exec",unit="lt-gone.service"}')" 4
+	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exec",unit="lt-next.service"}')" 3
+	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exit",unit="lt-gone.service"}')" 4
+	# lt_cg_counts keeps live cgroups only: lt-next's
+	run -0 jq -r '.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_cg_counts") | .entries' \
+		< <("$LT" status --json)
+	assert_output 1
+}
+
 @test "metrics --by: bad values are usage errors" {
 	run --separate-stderr "$LT" metrics --by node
 	assert_failure 2
