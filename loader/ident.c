@@ -191,6 +191,21 @@ void lt_ident_derive(const char *path, size_t len, struct lt_ident *id)
 	}
 }
 
+/* Bytes JSON and text both write as they are: then the encoders copy them without a scan. */
+static bool is_plain(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= 0x20 || s[i] >= 0x7f || s[i] == '"' || s[i] == '\\')
+			return false;
+	return true;
+}
+
+static void set_plain(struct lt_ident *id)
+{
+	id->plain = (is_plain(id->cgroup, id->cgroup_len) ? LT_IDENT_PLAIN_CGROUP : 0) |
+		    (is_plain(id->unit, id->unit_len) ? LT_IDENT_PLAIN_UNIT : 0);
+}
+
 /* ---- the tables ---- */
 
 static uint32_t hash64(uint64_t k)
@@ -357,6 +372,7 @@ static void set_path(struct ident_impl *c, struct entry *e, const char *path, si
 	slot[len] = 0;
 	e->ident.cgroup = slot;
 	e->ident.cgroup_len = len;
+	set_plain(&e->ident);
 }
 
 /* one directory of the walk: c->wpath[0, len) is its path below the root */
@@ -449,7 +465,7 @@ static void rescan(struct ident_impl *c, uint64_t now)
 			continue;
 		if (!e->gone_ns)
 			e->gone_ns = now;
-		else if (now - e->gone_ns >= c->cfg.grace_ns) {
+		else if (now >= e->gone_ns + c->cfg.grace_ns) {
 			drop(c, e);
 			c->st.expired++;
 		}
@@ -479,7 +495,7 @@ static const struct lt_ident *v2_get(struct ident_impl *c, uint64_t id, uint64_t
 		return &e->ident;
 	}
 	c->st.misses++;
-	if (!c->root[0] || (c->scanned && now - c->last_scan_ns < c->cfg.rescan_ns)) {
+	if (!c->root[0] || (c->scanned && now < c->last_scan_ns + c->cfg.rescan_ns)) {
 		c->st.unknown++;
 		return NULL; /* rate-limited: unknown until the next rescan */
 	}
@@ -589,7 +605,7 @@ static const struct lt_ident *v1_get(struct ident_impl *c, uint32_t pid, const s
 
 	e = pfind(c, pid, &s);
 	/* records after its exit (SIGCHLD to the parent, sockets closed) come soon after it */
-	if (e && e->exit_ns && c->now - e->exit_ns > EXIT_GRACE_NS) {
+	if (e && e->exit_ns && c->now > e->exit_ns + EXIT_GRACE_NS) {
 		pdrop(c, e);
 		pfind(c, pid, &s);
 		e = NULL;
@@ -638,6 +654,8 @@ static const struct lt_ident *v1_get(struct ident_impl *c, uint32_t pid, const s
 	}
 	/* without v2, the systemd hierarchy is all there is */
 	e->known = named || (!v2 && e->ident.cgroup == slot);
+	if (e->known)
+		set_plain(&e->ident);
 	return e->known ? &e->ident : v2;
 }
 

@@ -16,11 +16,15 @@
 #define LT_IDENT_POD_LEN 36 /* pod uids: a UUID */
 #define LT_IDENT_UNIT_MAX 128 /* longer unit names are not kept */
 
+#define LT_IDENT_PLAIN_CGROUP 1 /* the encoders copy it as it is */
+#define LT_IDENT_PLAIN_UNIT 2
+
 /* What a cgroup path names; a field is empty ("") when the path names none. */
 struct lt_ident {
 	const char *cgroup; /* path below the cgroup2 root ("/" for the root), NUL-terminated */
 	uint16_t cgroup_len;
 	uint8_t cid_len, pod_len, unit_len;
+	uint8_t plain; /* LT_IDENT_PLAIN_*: printable ASCII without space, quote or backslash */
 	char container_id[LT_IDENT_CID_LEN + 1];
 	char pod_uid[LT_IDENT_POD_LEN + 1];
 	char unit[LT_IDENT_UNIT_MAX + 1];

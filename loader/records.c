@@ -241,7 +241,13 @@ static void put_fields_text(struct lt_buf *b, const struct lt_field *f, const un
 static void put_ident_json(struct lt_buf *b, const struct lt_ident *id)
 {
 	lt_put_mem(b, ",\"cgroup\":", 10);
-	lt_put_json_str(b, id->cgroup, id->cgroup_len);
+	if (id->plain & LT_IDENT_PLAIN_CGROUP) {
+		lt_put_c(b, '"');
+		lt_put_mem(b, id->cgroup, id->cgroup_len);
+		lt_put_c(b, '"');
+	} else {
+		lt_put_json_str(b, id->cgroup, id->cgroup_len);
+	}
 	if (id->cid_len) {
 		lt_put_mem(b, ",\"container_id\":\"", 17);
 		lt_put_mem(b, id->container_id, id->cid_len);
@@ -254,14 +260,23 @@ static void put_ident_json(struct lt_buf *b, const struct lt_ident *id)
 	}
 	if (id->unit_len) {
 		lt_put_mem(b, ",\"unit\":", 8);
-		lt_put_json_str(b, id->unit, id->unit_len);
+		if (id->plain & LT_IDENT_PLAIN_UNIT) {
+			lt_put_c(b, '"');
+			lt_put_mem(b, id->unit, id->unit_len);
+			lt_put_c(b, '"');
+		} else {
+			lt_put_json_str(b, id->unit, id->unit_len);
+		}
 	}
 }
 
 static void put_ident_text(struct lt_buf *b, const struct lt_ident *id)
 {
 	lt_put_mem(b, " cgroup=", 8);
-	lt_put_text_str(b, id->cgroup, id->cgroup_len);
+	if (id->plain & LT_IDENT_PLAIN_CGROUP)
+		lt_put_mem(b, id->cgroup, id->cgroup_len);
+	else
+		lt_put_text_str(b, id->cgroup, id->cgroup_len);
 	if (id->cid_len) {
 		lt_put_mem(b, " container_id=", 14);
 		lt_put_mem(b, id->container_id, id->cid_len);
@@ -272,7 +287,10 @@ static void put_ident_text(struct lt_buf *b, const struct lt_ident *id)
 	}
 	if (id->unit_len) {
 		lt_put_mem(b, " unit=", 6);
-		lt_put_text_str(b, id->unit, id->unit_len);
+		if (id->plain & LT_IDENT_PLAIN_UNIT)
+			lt_put_mem(b, id->unit, id->unit_len);
+		else
+			lt_put_text_str(b, id->unit, id->unit_len);
 	}
 }
 

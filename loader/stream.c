@@ -36,15 +36,17 @@ static const char events_opts_help[] =
 	"                         only; a record larger than BYTES gets a file of its own\n"
 	"    --rotate-keep N      the rotated files kept, FILE.1 .. FILE.N (default 5)\n"
 	"    --container PREFIX   only records of a container whose id starts with PREFIX\n"
-	"    --unit NAME          only records of this systemd unit (NAME.service, NAME.scope)\n"
+	"    --unit NAME          only records of this unit (NAME.service or NAME.scope)\n"
 	"    --ident-cap N        cgroups the identity cache keeps (default 16384)\n";
 
 static void help_events(void)
 {
 	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
 	       "SYNOPSIS\n    lowtrace events [--json|--text] [--type LIST] [--pid PID]"
-	       " [--count N] [--duration SECS]\n                    [--follow]"
-	       " [-o FILE [--rotate-size BYTES] [--rotate-keep N]] [--config FILE]\n\n"
+	       " [--count N] [--duration SECS]\n                    [--follow] [--container PREFIX]"
+	       " [--unit NAME] [--ident-cap N]\n"
+	       "                    [-o FILE [--rotate-size BYTES] [--rotate-keep N]] [--config "
+	       "FILE]\n\n"
 	       "DESCRIPTION\n"
 	       "    Reads the ring of a suite pinned by 'lowtrace load' until Ctrl-C, --count\n"
 	       "    or --duration. The ring has one consumer position, so a second 'events'\n"

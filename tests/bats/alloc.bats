@@ -135,8 +135,13 @@ alloc_run() {
 	# stdin: a fifo opened read-write, never written: it waits there
 	mkfifo "$BATS_TEST_TMPDIR/hold"
 	"$WLDIR/allocs-static" 1 1 1 <>"$BATS_TEST_TMPDIR/hold" 3>&- &
-	local st=$!
+	local st=$! i
 	bg_track "$st"
+	# until the fork has exec'd it, $st is a copy of bash (which has malloc)
+	for ((i = 0; i < 100; i++)); do
+		[ "$(readlink "/proc/$st/exe")" = "$WLDIR/allocs-static" ] && break
+		sleep 0.05
+	done
 	run --separate-stderr -1 "$LT" alloc -p "$st" --duration 1
 	assert_equal "$stderr" "lowtrace: alloc: no malloc symbol in $WLDIR/allocs-static (the libraries of process $st: a static binary without symbols?)"
 	# the allocator is looked for before anything is loaded

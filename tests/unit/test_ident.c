@@ -199,6 +199,8 @@ static void cache_cases(void)
 	id = lt_ident_get(&c, did, 0, t0);
 	ok(id && !strcmp(id->cgroup, dk) && !strcmp(id->container_id, H64) && !id->pod_len,
 	   "docker: %s", id ? id->cgroup : "(null)");
+	ok(id && id->plain == (LT_IDENT_PLAIN_CGROUP | LT_IDENT_PLAIN_UNIT),
+	   "a plain path and unit: the encoders copy them");
 	id = lt_ident_get(&c, kid, 0, t0);
 	ok(id && !strcmp(id->cgroup, kp) && !strcmp(id->pod_uid, UID) && id->cid_len == 64,
 	   "kubepods: pod %s", id ? id->pod_uid : "(null)");
@@ -208,6 +210,23 @@ static void cache_cases(void)
 	ok(id && !strcmp(id->cgroup, "/") && !id->unit_len, "the root is \"/\"");
 	lt_ident_stats(&c, &st);
 	ok(st.hits == 4 && st.misses == 0, "4 hits, no miss");
+
+	/* a name with a space and a quote: escaped by the encoders */
+	{
+		uint64_t odd = mkcg("/system.slice/a \"b.service");
+
+		/* a record older than the last walk: its cgroup was gone by then, no rescan */
+		id = lt_ident_get(&c, odd, 0, t0 - 5000 * MS);
+		lt_ident_stats(&c, &st);
+		ok(!id && st.rescans == 1, "a record from before the walk: unknown, no rescan");
+		id = lt_ident_get(&c, odd, 0, t0 + 120 * MS);
+		ok(id && !strcmp(id->unit, "a \"b.service") && !id->plain,
+		   "a unit with a space and a quote: not plain");
+		rmcg("/system.slice/a \"b.service");
+	}
+	lt_ident_close(&c);
+	ok(!lt_ident_open(&c, &cfg), "open again");
+	t0 = mono();
 
 	/* a cgroup made after the walk: unknown within the rate limit, then a rescan finds it */
 	late = mkcg("/system.slice/late.service");
