@@ -43,9 +43,10 @@ static void help_events(void)
 {
 	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
 	       "SYNOPSIS\n    lowtrace events [--json|--text] [--type LIST] [--pid PID]"
-	       " [--count N] [--duration SECS]\n                    [--follow]"
-	       " [-o FILE [--rotate-size BYTES] [--rotate-keep N]] [--config FILE]\n"
-	       "                    [--container PREFIX] [--unit NAME] [--ident-cap N]\n\n"
+	       " [--count N] [--duration SECS]\n                    [--follow] [--container PREFIX]"
+	       " [--unit NAME] [--ident-cap N]\n"
+	       "                    [-o FILE [--rotate-size BYTES] [--rotate-keep N]] [--config "
+	       "FILE]\n\n"
 	       "DESCRIPTION\n"
 	       "    Reads the ring of a suite pinned by 'lowtrace load' until Ctrl-C, --count\n"
 	       "    or --duration. The ring has one consumer position, so a second 'events'\n"

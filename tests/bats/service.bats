@@ -518,14 +518,21 @@ sample() {
 		mount -o remount,bind,ro /
 		! touch /lowtrace-rw-check 2>/dev/null
 		$1 "$3" load --probes exec,exit,fork >/dev/null
-		$1 "$3" events -o "$2/events.json" --duration 3 &
+		$1 "$3" events -o "$2/events.json" --duration 4 &
 		ev=$!
 		$1 "$3" metrics --listen "127.0.0.1:$4" >/dev/null &
 		m=$!
 		sleep 1
 		/bin/true lt-sandbox-mark
-		python3 -c "import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:%s/metrics\" % sys.argv[1], timeout=10).read().decode())" "$4" >"$2/metrics.txt"
+		# metrics may still be starting on a busy machine: retried for 10 s
+		python3 -c "import sys, time, urllib.request
+for i in range(100):
+    try:
+        b = urllib.request.urlopen(\"http://127.0.0.1:%s/metrics\" % sys.argv[1], timeout=10).read()
+        break
+    except OSError:
+        time.sleep(0.1)
+sys.stdout.write(b.decode())" "$4" >"$2/metrics.txt"
 		wait "$ev"
 		kill "$m"
 		wait "$m" || true
