@@ -411,3 +411,19 @@ l.close()
 print("closed", flush=True)
 PY
 }
+
+# serve [options]: lowtrace metrics on 127.0.0.1:$PORT in the background; sets MPID
+serve() {
+	"$LT" metrics --listen "127.0.0.1:$PORT" "$@" >"$BATS_TEST_TMPDIR/metrics.out" \
+		2>"$BATS_TEST_TMPDIR/metrics.err" 3>&- &
+	MPID=$!
+	bg_track "$MPID"
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q '^serving ' "$BATS_TEST_TMPDIR/metrics.out" && return 0
+		proc_gone "$MPID" && break
+		sleep 0.05
+	done
+	cat "$BATS_TEST_TMPDIR/metrics.err" >&2
+	return 1
+}

@@ -319,19 +319,8 @@ LT_TMPFS=()
 
 # metrics_bg ARGS...: lowtrace metrics on a free port in the background; sets PORT, MPID
 metrics_bg() {
-	local i
 	PORT=$((20000 + RANDOM % 20000))
-	"$LT" metrics --listen "127.0.0.1:$PORT" "$@" >"$BATS_TEST_TMPDIR/m.out" \
-		2>"$BATS_TEST_TMPDIR/m.err" &
-	MPID=$!
-	LT_BG+=("$MPID")
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^serving ' "$BATS_TEST_TMPDIR/m.out" && return 0
-		proc_gone "$MPID" && break
-		sleep 0.05
-	done
-	cat "$BATS_TEST_TMPDIR/m.err" >&2
-	return 1
+	serve "$@"
 }
 
 # scrape_to FILE: GET /metrics into FILE, which promtool must accept

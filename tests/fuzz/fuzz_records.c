@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "histfmt.h"
+#include "ident.h"
 #include "records.h"
 
 #include "json_check.h"
@@ -70,6 +71,31 @@ static void buf_init(struct lt_buf *b, size_t cap)
 	b->len = 0;
 }
 
+/*
+ * The same record with an identity derived from the sample's own bytes taken as a cgroup path
+ * (any byte; plain left 0, so every field goes through the escaping path).
+ */
+static void identity(struct lt_buf *enc, const struct lt_probe *p, const struct lt_rec *r,
+		     const uint8_t *data, size_t size)
+{
+	static char path[512];
+	struct lt_ident id = { 0 };
+	size_t n = size < sizeof(path) - 1 ? size : sizeof(path) - 1;
+
+	memcpy(path, data, n);
+	path[n] = 0;
+	n = strlen(path);
+	lt_ident_derive(path, n, &id);
+	id.cgroup = path;
+	id.cgroup_len = n;
+	enc->len = 0;
+	lt_encode_json_id(enc, p, r, &id);
+	check_json_line(enc);
+	enc->len = 0;
+	lt_encode_text_id(enc, p, r, &id);
+	check_text(enc->p, enc->len, true);
+}
+
 static void records(const uint8_t *data, size_t size)
 {
 	static struct lt_buf enc; /* the room events leaves per record */
@@ -80,7 +106,7 @@ static void records(const uint8_t *data, size_t size)
 	buf_init(&enc, LT_ENC_MAX);
 	memset(&r, 0xa5, sizeof(r)); /* what the last record left: must not matter */
 	p = lt_decode(data, size, &r, &st);
-	if (st.fast + st.older + st.newer + st.rejected + st.unknown != 1)
+	if (st.fast + st.older + st.newer + st.v0 + st.rejected + st.unknown != 1)
 		abort(); /* every sample is counted exactly once */
 	if (!p)
 		return;
@@ -90,6 +116,7 @@ static void records(const uint8_t *data, size_t size)
 	enc.len = 0;
 	lt_encode_text(&enc, p, &r);
 	check_text(enc.p, enc.len, true);
+	identity(&enc, p, &r, data, size);
 }
 
 /* hist's output per histogram (hist.c hist_print), for every aggregate probe */
