@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # lowtrace as a node service: make install (units, config, man page), --config, and events -o
-# with rotation, SIGHUP and a full or unwritable output directory.
+# with rotation, SIGHUP and a full or unwritable output directory. Nothing here depends on the
+# kernel: it runs on the host only (tests/vm/host-only); the units run for real under systemd in
+# make svctest and make fleettest, and metrics --by is tests/bats/workload.bats.
 
 load helpers
 
@@ -250,7 +252,6 @@ tiny_tmpfs() {
 
 teardown() {
 	local m
-	[ -z "${BPF_STATS_OLD:-}" ] || echo "$BPF_STATS_OLD" >/proc/sys/kernel/bpf_stats_enabled
 	for m in "${LT_TMPFS[@]}"; do
 		umount "$m" 2>/dev/null || true
 		rmdir "$m" 2>/dev/null || true
@@ -316,160 +317,6 @@ LT_TMPFS=()
 }
 
 # ---- metrics: per-workload counters, the probes' own cost ----
-
-# metrics_bg ARGS...: lowtrace metrics on a free port in the background; sets PORT, MPID
-metrics_bg() {
-	PORT=$((20000 + RANDOM % 20000))
-	serve "$@"
-}
-
-# scrape_to FILE: GET /metrics into FILE, which promtool must accept
-scrape_to() {
-	python3 -c 'import sys, urllib.request
-sys.stdout.write(urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read().decode())' \
-		"$PORT" >"$1"
-	promtool check metrics <"$1"
-}
-
-# sample FILE SERIES: the value of one series (exact name and labels)
-sample() {
-	awk -v s="$2" '$1 == s { print $2 }' "$1"
-}
-
-@test "metrics --by unit: lifecycle counters per unit, at most --by-max series, the rest under other" {
-	local p m="$BATS_TEST_TMPDIR/m1" u n total=0 own=0
-	new_cgroup
-	p=$NEW_CG
-	for u in a b c; do
-		mkdir "$p/lt-$u.service"
-		LT_CGROUPS=("$p/lt-$u.service" "${LT_CGROUPS[@]}") # removed before the parent
-	done
-	# only this subtree: the host's other processes stay out of the counts
-	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
-	metrics_bg --by unit --by-max 2
-	execs "$p/lt-a.service" 3
-	execs "$p/lt-b.service" 5
-	execs "$p/lt-c.service" 7
-	sleep 0.3
-	scrape_to "$m"
-	# two units with series of their own, each with its exact count; one folded
-	for u in a b c; do
-		n=$(sample "$m" "lowtrace_workload_events_total{probe=\"exec\",unit=\"lt-$u.service\"}")
-		[ -z "$n" ] || own=$((own + 1))
-		# and the bash that runs them: one exec more
-		case $u in a) [ -z "$n" ] || [ "$n" = 4 ] ;; b) [ -z "$n" ] || [ "$n" = 6 ] ;;
-		c) [ -z "$n" ] || [ "$n" = 8 ] ;; esac
-	done
-	assert_equal "$own" 2
-	assert_equal "$(sample "$m" 'lowtrace_workload_folded{by="unit"}')" 1
-	[ -n "$(sample "$m" 'lowtrace_workload_events_total{probe="exec",unit="other"}')" ]
-	# nothing lost or counted twice: the sum is the probe's own counter
-	total=$(grep -E '^lowtrace_workload_events_total\{probe="exec",' "$m" | awk '{ s += $2 } END { print s }')
-	assert_equal "$total" 18
-	assert_equal "$(sample "$m" 'lowtrace_events_total{probe="exec"}')" 18
-	assert_equal "$(grep -c '^lowtrace_workload_events_total{probe="exec",' "$m")" 3
-	assert_equal "$(sample "$m" 'lowtrace_workload_untracked_total{probe="exec"}')" 0
-
-	# a folded unit stays folded (no series comes and goes): more of each, same series
-	execs "$p/lt-a.service" 1
-	execs "$p/lt-b.service" 1
-	execs "$p/lt-c.service" 1
-	sleep 0.3
-	scrape_to "$m.2"
-	assert_equal "$(grep '^lowtrace_workload_events_total' "$m" | cut -d' ' -f1)" \
-		"$(grep '^lowtrace_workload_events_total' "$m.2" | cut -d' ' -f1)"
-	total=$(grep -E '^lowtrace_workload_events_total\{probe="exec",' "$m.2" | awk '{ s += $2 } END { print s }')
-	assert_equal "$total" 24
-}
-
-@test "metrics --by: a removed cgroup's counts stay with its unit, its kernel entry goes" {
-	local p m="$BATS_TEST_TMPDIR/m" cg
-	new_cgroup
-	p=$NEW_CG
-	mkdir "$p/lt-gone.service"
-	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
-	metrics_bg --by unit
-	execs "$p/lt-gone.service" 3
-	sleep 0.3
-	scrape_to "$m.1"
-	assert_equal "$(sample "$m.1" 'lowtrace_workload_events_total{probe="exec",unit="lt-gone.service"}')" 4
-	rmdir "$p/lt-gone.service"
-	# a cgroup it has not seen makes the resolver walk the tree again: lt-gone is gone
-	mkdir "$p/lt-next.service"
-	LT_CGROUPS=("$p/lt-next.service" "${LT_CGROUPS[@]}")
-	execs "$p/lt-next.service" 2
-	sleep 0.3
-	scrape_to "$m.2"
-	scrape_to "$m.3"
-	# a counter: never down, though its cgroup no longer resolves to the unit
-	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exec",unit="lt-gone.service"}')" 4
-	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exec",unit="lt-next.service"}')" 3
-	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exit",unit="lt-gone.service"}')" 4
-	# lt_cg_counts keeps live cgroups only: lt-next's
-	run -0 jq -r '.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_cg_counts") | .entries' \
-		< <("$LT" status --json)
-	assert_output 1
-}
-
-@test "metrics --by: bad values are usage errors" {
-	run --separate-stderr "$LT" metrics --by node
-	assert_failure 2
-	assert_equal "$stderr" "lowtrace: --by: 'node' is not unit, container or pod"
-	run --separate-stderr "$LT" metrics --by unit --by-max 0
-	assert_failure 2
-	assert_equal "$stderr" "lowtrace: --by-max: must be at least 1"
-}
-
-@test "metrics: probe run seconds and runs while kernel.bpf_stats_enabled=1, absent otherwise" {
-	local m="$BATS_TEST_TMPDIR/m" old s1 s2 r1 r2
-	[ -w /proc/sys/kernel/bpf_stats_enabled ] || skip "no kernel.bpf_stats_enabled (kernel before 5.8)"
-	old=$(cat /proc/sys/kernel/bpf_stats_enabled)
-	BPF_STATS_OLD=$old # teardown restores it if this test fails
-	"$LT" load --probes exec,exit,fork >/dev/null
-	metrics_bg
-	echo 0 >/proc/sys/kernel/bpf_stats_enabled
-	scrape_to "$m"
-	! grep -q '^lowtrace_probe_run' "$m"
-	# the map memory gauge is there either way
-	[ "$(sample "$m" 'lowtrace_map_memory_bytes{probe="exec",map="lt_cg_counts"}')" -gt 0 ]
-	echo 1 >/proc/sys/kernel/bpf_stats_enabled
-	/bin/true
-	scrape_to "$m.1"
-	for i in 1 2 3 4 5; do /bin/true; done
-	scrape_to "$m.2"
-	echo "$old" >/proc/sys/kernel/bpf_stats_enabled
-	s1=$(sample "$m.1" 'lowtrace_probe_run_seconds_total{probe="exec"}')
-	s2=$(sample "$m.2" 'lowtrace_probe_run_seconds_total{probe="exec"}')
-	r1=$(sample "$m.1" 'lowtrace_probe_runs_total{probe="exec"}')
-	r2=$(sample "$m.2" 'lowtrace_probe_runs_total{probe="exec"}')
-	[ "$r2" -ge $((r1 + 5)) ]
-	python3 -c 'import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); assert 0 < a < b, (a, b)' "$s1" "$s2"
-}
-
-@test "metrics --by container and --by pod: the ids of runtime-shaped cgroups" {
-	local p m="$BATS_TEST_TMPDIR/m" cid=$(printf 'ab%.0s' {1..32}) uid=0d5b6c3e-1f2a-4b5c-8d9e-0a1b2c3d4e5f
-	local pod cg
-	new_cgroup
-	p=$NEW_CG
-	pod="$p/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod${uid//-/_}.slice"
-	cg="$pod/cri-containerd-$cid.scope"
-	mkdir -p "$cg"
-	LT_CGROUPS=("$cg" "$pod" "$p/kubepods.slice/kubepods-burstable.slice" "$p/kubepods.slice" \
-		"${LT_CGROUPS[@]}")
-	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
-	metrics_bg --by container
-	execs "$cg" 4
-	sleep 0.3
-	scrape_to "$m"
-	assert_equal "$(sample "$m" "lowtrace_workload_events_total{probe=\"exec\",container=\"$cid\"}")" 5
-	assert_equal "$(sample "$m" 'lowtrace_workload_folded{by="container"}')" 0
-	kill "$MPID"
-	wait_rc "$MPID" 5
-	metrics_bg --by pod
-	scrape_to "$m.pod"
-	assert_equal "$(sample "$m.pod" "lowtrace_workload_events_total{probe=\"exec\",pod=\"$uid\"}")" 5
-	! grep -q 'pod="other"' "$m.pod"
-}
 
 @test "the installed config names every option of load, metrics and events, and is accepted" {
 	local conf="$REPO/dist/lowtrace.conf" c o
