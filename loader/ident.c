@@ -416,6 +416,7 @@ static void walk(struct ident_impl *c, int dfd, size_t len, int depth, uint64_t 
 		for (long off = 0; off < n;) {
 			struct linux_dirent64 *d = (void *)(buf + off);
 			size_t k = strlen(d->d_name);
+			struct stat st;
 			int fd;
 
 			off += d->d_reclen;
@@ -425,14 +426,18 @@ static void walk(struct ident_impl *c, int dfd, size_t len, int depth, uint64_t 
 				continue;
 			c->wpath[len] = '/';
 			memcpy(c->wpath + len + 1, d->d_name, k + 1);
-			/* the directory's inode is the cgroup id */
-			seen_dir(c, d->d_ino, len + 1 + k, now);
-			if (depth + 1 >= WALK_DEPTH)
-				continue;
 			fd = openat(dfd, d->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (fd < 0)
 				continue; /* removed meanwhile */
-			walk(c, fd, len + 1 + k, depth + 1, now);
+			/*
+			 * The directory's inode is the cgroup id. From fstat, not d_ino: the
+			 * two agree on cgroupfs, not on every file system (overlayfs remaps
+			 * st_ino), and a test's made tree may be anywhere.
+			 */
+			if (!fstat(fd, &st))
+				seen_dir(c, st.st_ino, len + 1 + k, now);
+			if (depth + 1 < WALK_DEPTH)
+				walk(c, fd, len + 1 + k, depth + 1, now);
 			close(fd);
 		}
 	}
