@@ -427,3 +427,18 @@ serve() {
 	cat "$BATS_TEST_TMPDIR/metrics.err" >&2
 	return 1
 }
+
+# in_cg CG CMD...: run CMD in cgroup CG (a subshell that moves itself first)
+in_cg() {
+	local cg=$1
+	shift
+	(
+		echo "$BASHPID" >"$cg/cgroup.procs"
+		exec "$@"
+	)
+}
+
+# execs CG N: N short processes (fork, exec, exit) in cgroup CG
+execs() {
+	in_cg "$1" bash -c 'for ((i = 0; i < '"$2"'; i++)); do /bin/true "$0"; done' "$MARK"
+}

@@ -8,21 +8,6 @@ load helpers
 
 REPO=$(cd "$BATS_TEST_DIRNAME/../.." && pwd)
 
-# in_cg CG CMD...: run CMD in cgroup CG (a subshell that moves itself first)
-in_cg() {
-	local cg=$1
-	shift
-	(
-		echo "$BASHPID" >"$cg/cgroup.procs"
-		exec "$@"
-	)
-}
-
-# execs CG N: N short processes (fork, exec, exit) in cgroup CG
-execs() {
-	in_cg "$1" bash -c 'for ((i = 0; i < '"$2"'; i++)); do /bin/true "$0"; done' "$MARK"
-}
-
 # records_total: the records the loaded probes wrote (status), drops must be 0
 records_total() {
 	local st
