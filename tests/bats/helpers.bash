@@ -177,6 +177,25 @@ bg_forget() {
 	LT_BG=("${keep[@]}")
 }
 
+# contend: a busy loop per CPU until the test ends, so storms run with the
+# CPUs contended (preemption inside a tracing program happens under load)
+contend() {
+	local i
+	for ((i = 0; i < $(nproc); i++)); do
+		bash -c 'while :; do :; done' 3>&- &
+		bg_track $!
+	done
+}
+
+# tp_preemptible: the running kernel's tracepoints are preemptible, so a task
+# preempted inside a tp_btf program holds it on that CPU. Debian's 7.x kernels
+# (PREEMPT_LAZY, tracepoints under SRCU); 6.18 and older disable preemption.
+tp_preemptible() {
+	local v
+	v=$(uname -r)
+	[ "${v%%.*}" -ge 7 ]
+}
+
 # A consumer is ready once libbpf's ring_buffer (an epoll fd) exists.
 wait_consumer_ready() {
 	local i

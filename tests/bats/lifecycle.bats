@@ -282,7 +282,7 @@ lt_kernel_state() {
 	ls -a /sys/fs/bpf | paste -sd' '
 }
 
-@test "50 kill -9 at random points of load and load --replace, then one unload: kernel state as before" {
+@test "kill -9 at random points of load and load --replace (50; 20 in the test VMs), then one unload: kernel state as before" {
 	wait_prog_names ""
 	local before t0 t1 span i j pid mode
 	before=$(lt_kernel_state)
@@ -291,7 +291,10 @@ lt_kernel_state() {
 	run -0 "$LT" load
 	t1=$(date +%s%N)
 	span=$(((t1 - t0) / 1000000 + 20))
-	for ((i = 0; i < 50; i++)); do
+	# the recovery is userspace's: the emulated guests run fewer of them
+	local kills=50
+	[ -z "${VM_RESULTS:-}" ] || kills=20
+	for ((i = 0; i < kills; i++)); do
 		mode=(load --replace)
 		((i % 3)) || mode=(load)
 		"$LT" "${mode[@]}" >/dev/null 2>&1 &

@@ -183,11 +183,13 @@ in_netns() {
 
 @test "a connection storm: every connection's two records; runs the kernel skipped are taken over" {
 	# The kernel skips a program that fires while it already runs on that CPU
-	# (kernels with preemptible tracepoints do, under load); lt_tcp_nest takes
-	# those over. Where nothing is skipped, both counters stay 0.
+	# (a softirq inside a process-context run; on kernels with preemptible
+	# tracepoints, another task's run preempted on that CPU); lt_tcp_nest takes
+	# those over. A busy loop per CPU contends with the storm.
 	run -0 "$LT" load --probes tcp
 	events_bg "$OUT" --json
-	NS_WAIT=90 in_netns storm 600
+	contend
+	NS_WAIT=300 in_netns storm 600
 	wait_record "$OUT" ".pid == $NS_PID" 10
 	local i n=0
 	for ((i = 0; i < 100; i++)); do
@@ -197,17 +199,28 @@ in_netns() {
 	done
 	stop_consumer "$EV_PID"
 	run -0 status_json
-	local st=$output skipped
-	run -0 jq -c '.probes[] | select(.name == "tcp") | [.drops, .missed]' <<<"$st"
-	assert_output '[0,0]'
-	# 2 threads x 600 connections x 2 sides, each side once
-	run -0 count_records "$OUT" ".pid == $NS_PID and .direction == \"connect\" and .tx_bytes == 100 and .rx_bytes == 100"
-	assert_output 1200
-	run -0 count_records "$OUT" ".pid == $NS_PID and .direction == \"accept\" and .tx_bytes == 100 and .rx_bytes == 100"
-	assert_output 1200
-	# what status counts as recovered is what the kernel counts as skipped
+	local st=$output skipped missed connects accepts all
+	run -0 jq -c '.probes[] | select(.name == "tcp") | [.drops, .missed, .recovered]' <<<"$st"
+	local counts=$output
+	missed=$(jq '.[1]' <<<"$counts")
 	skipped=$(bpftool -j prog show name lt_tcp | jq '.recursion_misses // 0')
-	run -0 jq '.probes[] | select(.name == "tcp") | .recovered' <<<"$st"
-	assert_output "$skipped"
-	echo "# lt_tcp skipped by the kernel and taken over: $skipped" >&3
+	echo "# lt_tcp skipped by the kernel: $skipped; taken over: $(jq '.[2]' <<<"$counts"); missed: $missed" >&3
+	# what status counts as recovered or missed is what the kernel counts as skipped
+	assert_equal "$(jq '.[0], .[1] + .[2]' <<<"$counts" | tr '\n' ' ')" "0 $skipped "
+	# 2 threads x 600 connections x 2 sides, each side once
+	connects=$(count_records "$OUT" ".pid == $NS_PID and .direction == \"connect\" and .tx_bytes == 100 and .rx_bytes == 100")
+	accepts=$(count_records "$OUT" ".pid == $NS_PID and .direction == \"accept\" and .tx_bytes == 100 and .rx_bytes == 100")
+	if [ "$missed" = 0 ]; then
+		assert_equal "$connects $accepts" "1200 1200"
+		return
+	fi
+	# Kernels with preemptible tracepoints (7.x: tp_btf programs run with
+	# migration, not preemption, disabled) can skip lt_tcp and lt_tcp_nest
+	# together while two tasks are preempted inside them on one CPU: such a
+	# change is lost, and counted in missed (issue 15 closes this).
+	tp_preemptible || fail "$missed changes missed on a kernel whose tracepoints are not preemptible"
+	all=$(count_records "$OUT" ".pid == $NS_PID")
+	[ "$connects" -le 1200 ] && [ "$accepts" -le 1200 ] && [ "$all" -le 2400 ] ||
+		fail "$connects connect, $accepts accept, $all records of 2400"
+	[ $((all + missed)) -ge 2400 ] || fail "$all records + $missed missed < 2400"
 }
