@@ -177,14 +177,26 @@ bg_forget() {
 	LT_BG=("${keep[@]}")
 }
 
-# contend: a busy loop per CPU until the test ends, so storms run with the
-# CPUs contended (preemption inside a tracing program happens under load)
+# contend / uncontend: a busy loop per CPU from contend until uncontend (or
+# the test's end), so storms run with the CPUs contended (preemption inside a
+# tracing program happens under load); sets CONTEND_PIDS
 contend() {
 	local i
+	CONTEND_PIDS=()
 	for ((i = 0; i < $(nproc); i++)); do
 		bash -c 'while :; do :; done' 3>&- &
+		CONTEND_PIDS+=($!)
 		bg_track $!
 	done
+}
+uncontend() {
+	local p
+	for p in "${CONTEND_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+		bg_forget "$p"
+	done
+	CONTEND_PIDS=()
 }
 
 # tp_preemptible: the running kernel's tracepoints are preemptible, so a task

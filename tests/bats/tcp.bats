@@ -190,6 +190,7 @@ in_netns() {
 	events_bg "$OUT" --json
 	contend
 	NS_WAIT=300 in_netns storm 600
+	uncontend
 	wait_record "$OUT" ".pid == $NS_PID" 10
 	local i n=0
 	for ((i = 0; i < 100; i++)); do
