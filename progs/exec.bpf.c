@@ -3,8 +3,7 @@
 #include "lt_common.bpf.h"
 #include "lt_core.bpf.h"
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+static __always_inline void exec_event(struct task_struct *p, struct linux_binprm *bprm)
 {
 	struct lt_exec *r;
 	struct mm_struct *mm;
@@ -13,11 +12,11 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u64 ugid;
 
 	if (lt_skip_current())
-		return 0;
+		return;
 	lt_cg_count(LT_PROBE_EXEC, LT_CG_EXEC);
 	r = lt_reserve(LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(*r));
 	if (!r)
-		return 0;
+		return;
 	ugid = bpf_get_current_uid_gid();
 	r->uid = (__u32)ugid;
 	r->gid = ugid >> 32;
@@ -54,5 +53,23 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	lt_task_ns(p, &r->pid_ns, &r->mnt_ns, &r->net_ns);
 	r->_pad1 = 0;
 	lt_submit(LT_PROBE_EXEC, r);
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	exec_event(p, bprm);
+	lt_mark(LT_MARK_EXEC);
+	return 0;
+}
+
+/* The execs the kernel skipped lt_exec for (lt_mark in lt_common.bpf.h). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(lt_exec_nest, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	if (lt_marked(LT_MARK_EXEC))
+		return 0;
+	exec_event(p, bprm);
+	lt_count_recovered(LT_PROBE_EXEC);
 	return 0;
 }

@@ -55,18 +55,17 @@ static __always_inline bool last_thread(unsigned long long *ctx, struct task_str
 	return true; /* a full map cannot tell: a rare duplicate rather than a loss */
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(lt_exit, struct task_struct *p)
+static __always_inline void exit_event(unsigned long long *ctx, struct task_struct *p)
 {
 	struct lt_exit *r;
 	int code;
 
 	if (!last_thread(ctx, p) || lt_skip_current())
-		return 0;
+		return;
 	lt_cg_count(LT_PROBE_EXIT, LT_CG_EXIT);
 	r = lt_reserve(LT_PROBE_EXIT, LT_TYPE_EXIT, sizeof(*r));
 	if (!r)
-		return 0;
+		return;
 	code = BPF_CORE_READ(p, exit_code);
 	r->exit_code = (code >> 8) & 0xff;
 	r->signal = code & 0x7f;
@@ -76,6 +75,24 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 	r->lifetime_ns = r->hdr.ts_ns - BPF_CORE_READ(p, group_leader, start_time);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	lt_submit(LT_PROBE_EXIT, r);
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(lt_exit, struct task_struct *p)
+{
+	exit_event(ctx, p);
+	lt_mark(LT_MARK_EXIT);
+	return 0;
+}
+
+/* The exits the kernel skipped lt_exit for (lt_mark in lt_common.bpf.h). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(lt_exit_nest, struct task_struct *p)
+{
+	if (lt_marked(LT_MARK_EXIT))
+		return 0;
+	exit_event(ctx, p);
+	lt_count_recovered(LT_PROBE_EXIT);
 	return 0;
 }
 

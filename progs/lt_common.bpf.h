@@ -312,6 +312,53 @@ static __always_inline struct task_struct *lt_current(void)
 	return NULL;
 }
 
+/*
+ * Takeover of a skipped event. The kernel skips a tracing program that fires
+ * while it already runs on that CPU (a softirq inside it; on kernels with
+ * preemptible tracepoints, another task preempted inside it) and only counts
+ * it. A probe's *_nest program, attached after the main one to the same
+ * tracepoint, runs the same code for exactly the events the main one did not
+ * see: the main program counts each event it saw on the current task
+ * (lt_marks, per kind; atomically, since a signal can be generated in an
+ * interrupt over the task's own), the nest program takes one back or, if
+ * there is none, handles the event itself and counts it as recovered.
+ */
+enum { LT_MARK_EXEC, LT_MARK_EXIT, LT_MARK_FORK, LT_MARK_SIGNAL, LT_MARK_KINDS };
+struct lt_mark {
+	__u32 n[LT_MARK_KINDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct lt_mark);
+} lt_marks __weak SEC(".maps");
+
+/* The main program saw an event of `kind` on the current task. */
+static __always_inline void lt_mark(__u32 kind)
+{
+	struct lt_mark *m = lt_task_new(&lt_marks, lt_current(), (__u32)bpf_get_current_pid_tgid());
+
+	if (m && kind < LT_MARK_KINDS)
+		__sync_fetch_and_add(&m->n[kind], 1);
+}
+
+/* In a *_nest program: did the main program see this event? Takes its mark back. */
+static __always_inline bool lt_marked(__u32 kind)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct lt_mark *m = lt_task_get(&lt_marks, lt_current(), tid);
+
+	if (!m || kind >= LT_MARK_KINDS || !m->n[kind])
+		return false;
+	__sync_fetch_and_add(&m->n[kind], -1);
+	/* the fallback hash holds marks in flight only */
+	if (!(lt_cfg_local & LT_LOCAL_TASK) && !m->n[0] && !m->n[1] && !m->n[2] && !m->n[3])
+		bpf_map_delete_elem(&lt_marks, &tid);
+	return true;
+}
+
 /* Latency probes: the start time of the current thread; a lost one is counted as a drop. */
 static __always_inline void lt_start(__u32 probe, void *map, struct task_struct *t, __u32 tid)
 {

@@ -19,8 +19,8 @@ PIN=/sys/fs/bpf/lowtrace
 # programs, and the link pins (one per program: its name without "lt_")
 DEFAULT_PROBES=(exec exit fork signal oom tcp tcp_retrans)
 ALL_PROBES=("${DEFAULT_PROBES[@]}" open syscalls runq bio) # the opt-in ones after the default ones
-DEFAULT_PROGS="lt_exec lt_exit lt_exit_free lt_fork lt_oom lt_oom_kill lt_signal lt_tcp lt_tcp_nest lt_tcp_retrans" # sorted
-DEFAULT_LINKS="exec exit exit_free fork oom oom_kill signal tcp tcp_nest tcp_retrans"
+DEFAULT_PROGS="lt_exec lt_exec_nest lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest lt_oom lt_oom_kill lt_signal lt_signal_nest lt_tcp lt_tcp_nest lt_tcp_retrans" # sorted
+DEFAULT_LINKS="exec exec_nest exit exit_free exit_nest fork fork_nest oom oom_kill signal signal_nest tcp tcp_nest tcp_retrans"
 
 # default_status JQ: a JSON array of JQ applied to each default probe name
 default_status() {

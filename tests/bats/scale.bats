@@ -276,3 +276,49 @@ open_records() {
 	echo "# syscalls: $ev counted, $dr drops" >&3
 	[ "$dr" -ge $((2 * PROCS - 4096)) ] || fail "syscalls: $dr drops"
 }
+
+# An exec storm with the CPUs contended: 3 shells each run N /bin/true (fork,
+# exec, exit, then SIGCHLD to the shell) while a busy loop runs per CPU. The
+# kernel may skip lt_exec, lt_exit, lt_fork or lt_signal for an event (on 7.x
+# for another task's event while a task is preempted inside the program); each
+# *_nest program takes those over. Exactly one record per event, none lost.
+@test "an exec storm on busy CPUs: every exec, exit, fork and SIGCHLD exactly once; skipped runs are taken over" {
+	local n=1500 w pids=() st p skipped
+	[ -z "${VM_RESULTS:-}" ] || n=300
+	run -0 "$LT" load --probes exec,exit,fork,signal --ringbuf-size 64M
+	events_bg "$OUT" --json
+	contend
+	for w in 1 2 3; do
+		bash -c 'for ((i = 0; i < '"$n"'; i++)); do /bin/true "$0"; done' "$MARK" 3>&- &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+	done
+	uncontend
+	# the last records are in the ring once every shell's last exit is
+	wait_record "$OUT" ".type == \"signal\" and .target_pid == ${pids[2]} and .sig == 17" 30
+	sleep 1
+	stop_consumer "$EV_PID"
+	run -0 jq -s -c --argjson a "${pids[0]}" --argjson b "${pids[1]}" --argjson c "${pids[2]}" --arg m "$MARK" '
+		[.[] | select(.pid == $a or .pid == $b or .pid == $c or .ppid == $a or .ppid == $b or
+			.ppid == $c or .target_pid == $a or .target_pid == $b or .target_pid == $c)] as $r |
+		($r | map(select(.type == "exec" and .filename == "/bin/true" and (.args | tostring | contains($m))))) as $e |
+		[($e | length), ($e | map(.pid) | unique | length),
+		 ($r | map(select(.type == "exit" and .comm == "true")) | length),
+		 ($r | map(select(.type == "exit" and .comm == "true") | .pid) | unique | length),
+		 ($r | map(select(.type == "fork")) | length),
+		 ($r | map(select(.type == "fork") | .child_pid) | unique | length),
+		 ($r | map(select(.type == "signal" and .sig == 17 and
+			(.target_pid == $a or .target_pid == $b or .target_pid == $c))) | length)]' "$OUT"
+	local want=$((3 * n))
+	assert_output "[$want,$want,$want,$want,$want,$want,$want]"
+	run -0 status_json
+	st=$output
+	for p in exec exit fork signal; do
+		skipped=$(bpftool -j prog show name "lt_$p" | jq '.recursion_misses // 0')
+		run -0 jq -c --arg p "$p" '.probes[] | select(.name == $p) | [.drops, .missed, .recovered]' <<<"$st"
+		echo "# $p: lt_$p skipped by the kernel $skipped times; [drops, missed, recovered] $output" >&3
+		assert_output "[0,0,$skipped]"
+	done
+}
