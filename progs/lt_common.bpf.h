@@ -318,15 +318,31 @@ static __always_inline struct task_struct *lt_current(void)
  * preemptible tracepoints, another task preempted inside it) and only counts
  * it. A probe's *_nest program, attached after the main one to the same
  * tracepoint, runs the same code for exactly the events the main one did not
- * see: the main program counts each event it saw on the current task
- * (lt_marks, per kind; atomically, since a signal can be generated in an
- * interrupt over the task's own), the nest program takes one back or, if
- * there is none, handles the event itself and counts it as recovered.
+ * see: the main program counts each event it saw (per kind), the nest program
+ * takes one back or, if there is none, handles the event itself and counts it
+ * as recovered.
+ *
+ * Where a tracepoint calls its programs with preemption disabled (up to
+ * 6.18), nothing else runs on the CPU between the two but interrupts, whose
+ * own events leave the count as they found it: a per-CPU count is exact and
+ * costs a lookup. Where tracepoints are preemptible (7.x: each program runs
+ * with migration disabled only), the task can be preempted or moved between
+ * the two, so the count is the task's own (task storage; the thread-id hash
+ * where there is none), atomic since a signal can be generated in an
+ * interrupt over the task's own. That costs a storage allocation per new
+ * task (docs/performance.md), so it is used only there.
  */
 enum { LT_MARK_EXEC, LT_MARK_EXIT, LT_MARK_FORK, LT_MARK_SIGNAL, LT_MARK_KINDS };
 struct lt_mark {
 	__u32 n[LT_MARK_KINDS];
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_mark);
+} lt_marks_cpu __weak SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -335,22 +351,57 @@ struct {
 	__type(value, struct lt_mark);
 } lt_marks __weak SEC(".maps");
 
-/* The main program saw an event of `kind` on the current task. */
+/*
+ * Is this tracing program preemptible? The kernel disabled migration for it
+ * (7.x) rather than preemption for the whole tracepoint. Before the field
+ * (5.10) nothing is.
+ */
+static __always_inline bool lt_run_preemptible(void)
+{
+	struct task_struct *t;
+
+	if (!bpf_core_field_exists(struct task_struct, migration_disabled))
+		return false;
+	t = (struct task_struct *)bpf_get_current_task();
+	return BPF_CORE_READ(t, migration_disabled) != 0;
+}
+
+/* The main program saw an event of `kind` (a constant). */
 static __always_inline void lt_mark(__u32 kind)
 {
-	struct lt_mark *m = lt_task_new(&lt_marks, lt_current(), (__u32)bpf_get_current_pid_tgid());
+	__u32 zero = 0;
+	struct lt_mark *m;
 
-	if (m && kind < LT_MARK_KINDS)
+	if (kind >= LT_MARK_KINDS)
+		return;
+	if (!lt_run_preemptible()) {
+		m = bpf_map_lookup_elem(&lt_marks_cpu, &zero);
+		if (m)
+			m->n[kind]++;
+		return;
+	}
+	m = lt_task_new(&lt_marks, lt_current(), (__u32)bpf_get_current_pid_tgid());
+	if (m)
 		__sync_fetch_and_add(&m->n[kind], 1);
 }
 
 /* In a *_nest program: did the main program see this event? Takes its mark back. */
 static __always_inline bool lt_marked(__u32 kind)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct lt_mark *m = lt_task_get(&lt_marks, lt_current(), tid);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	struct lt_mark *m;
 
-	if (!m || kind >= LT_MARK_KINDS || !m->n[kind])
+	if (kind >= LT_MARK_KINDS)
+		return false;
+	if (!lt_run_preemptible()) {
+		m = bpf_map_lookup_elem(&lt_marks_cpu, &zero);
+		if (!m || !m->n[kind])
+			return false;
+		m->n[kind]--;
+		return true;
+	}
+	m = lt_task_get(&lt_marks, lt_current(), tid);
+	if (!m || !m->n[kind])
 		return false;
 	__sync_fetch_and_add(&m->n[kind], -1);
 	/* the fallback hash holds marks in flight only */
