@@ -302,13 +302,18 @@ open_records() {
 	stop_consumer "$EV_PID"
 	run -0 status_json
 	st=$output
-	local stats=()
+	local missed=() want=$((3 * n)) counts
 	for p in exec exit fork signal; do
-		skipped=$(bpftool -j prog show name "lt_$p" | jq '.recursion_misses // 0')
+		# (exit's lt_exit_free counts too: a probe's skips are its main programs')
+		skipped=$(bpftool -j prog show | jq --arg p "$p" \
+			'[.[] | select(.name == "lt_\($p)" or .name == "lt_\($p)_free") | .recursion_misses // 0] | add')
 		run -0 jq -c --arg p "$p" '.probes[] | select(.name == $p) | [.drops, .missed, .recovered]' <<<"$st"
 		echo "# $p: lt_$p skipped by the kernel $skipped times; [drops, missed, recovered] $output" >&3
-		stats+=("$output" "[0,0,$skipped]")
+		# what status counts as recovered or missed is what the kernel counts as skipped
+		assert_equal "$(jq -c '[.[0], .[1] + .[2]]' <<<"$output")" "[0,$skipped]"
+		missed+=("$(jq '.[1]' <<<"$output")")
 	done
+	# [execs, their pids, exits, their pids, forks, their children, SIGCHLDs]
 	run -0 jq -s -c --argjson a "${pids[0]}" --argjson b "${pids[1]}" --argjson c "${pids[2]}" --arg m "$MARK" '
 		[.[] | select(.pid == $a or .pid == $b or .pid == $c or .ppid == $a or .ppid == $b or
 			.ppid == $c or .target_pid == $a or .target_pid == $b or .target_pid == $c)] as $r |
@@ -320,9 +325,15 @@ open_records() {
 		 ($r | map(select(.type == "fork") | .child_pid) | unique | length),
 		 ($r | map(select(.type == "signal" and .sig == 17 and
 			(.target_pid == $a or .target_pid == $b or .target_pid == $c))) | length)]' "$OUT"
-	local want=$((3 * n))
-	assert_output "[$want,$want,$want,$want,$want,$want,$want]"
-	for ((p = 0; p < 8; p += 2)); do
-		assert_equal "${stats[p]}" "${stats[p + 1]}"
-	done
+	counts=$output
+	if [ "${missed[*]}" = "0 0 0 0" ]; then
+		assert_equal "$counts" "[$want,$want,$want,$want,$want,$want,$want]"
+		return
+	fi
+	# Kernels with preemptible tracepoints (7.x) can skip a main program and its
+	# nest together while tasks are preempted inside both on one CPU: such an
+	# event is lost and counted in missed (issue 15 closes this). No duplicates.
+	tp_preemptible || fail "missed ${missed[*]} on a kernel whose tracepoints are not preemptible"
+	assert_equal "$counts" "$(jq -c --argjson w "$want" --argjson m "[${missed[0]},${missed[1]},${missed[2]},${missed[3]}]" -n \
+		'[$w - $m[0], $w - $m[0], $w - $m[1], $w - $m[1], $w - $m[2], $w - $m[2], $w - $m[3]]')"
 }
