@@ -253,6 +253,18 @@ struct lt_cg_count {
 };
 
 /*
+ * Key of lt_drop_cg: which cgroup's task a failed ring reserve was for, per probe (value: a
+ * __u64 count). An LRU of LT_BLAME_MAX keys: the ones that stopped dropping go first.
+ */
+#define LT_BLAME_MAX 1024
+struct lt_blame_key {
+	__u64 cgroup_id;
+	__u32 probe; /* enum lt_probe_id */
+	__u32 _pad0;
+};
+_Static_assert(sizeof(struct lt_blame_key) == 16, "lt_blame_key size");
+
+/*
  * Value of lt_seen, one slot per enum lt_probe_id: the losses (drops, and
  * events the kernel skipped the probe for) the last consumer of the ring has
  * reported. Only userspace writes it; the next consumer reports the rest.

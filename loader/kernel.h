@@ -211,6 +211,18 @@ int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx); /* 0 or -errno *
 void lt_cg_delete(struct lt_cg_reader *r, uint64_t cgroup_id);
 void lt_cg_close(struct lt_cg_reader *r);
 
+/*
+ * lt_drop_cg: failed ring reserves per (probe, cgroup of the writing task). Fills `out` with
+ * up to `max` entries, most drops first; returns how many, or -errno (-ENOENT: a suite of a
+ * lowtrace without the map).
+ */
+struct lt_blame {
+	uint64_t cgroup_id;
+	uint64_t drops;
+	uint32_t probe; /* enum lt_probe_id */
+};
+int lt_blame_read(struct lt_blame *out, int max);
+
 /* What `status` shows, read from the pins and the kernel. */
 struct lt_probe_status {
 	bool loaded;

@@ -1036,3 +1036,44 @@ void lt_cg_close(struct lt_cg_reader *r)
 	free(r->percpu);
 	free(r);
 }
+
+/* ---- lt_drop_cg: drops per (probe, cgroup) ---- */
+
+static int blame_cmp(const void *a, const void *b)
+{
+	const struct lt_blame *x = a, *y = b;
+
+	if (x->drops != y->drops)
+		return x->drops < y->drops ? 1 : -1;
+	if (x->probe != y->probe)
+		return x->probe < y->probe ? -1 : 1;
+	return x->cgroup_id < y->cgroup_id ? -1 : x->cgroup_id > y->cgroup_id;
+}
+
+int lt_blame_read(struct lt_blame *out, int max)
+{
+	static struct lt_blame all[LT_BLAME_MAX];
+	struct lt_blame_key key, next, *prev = NULL;
+	int fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_drop_cg"), n = 0, err = 0;
+	__u64 v;
+
+	if (fd < 0)
+		return -errno;
+	while (n < LT_BLAME_MAX && bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, &v))
+			continue; /* evicted meanwhile */
+		all[n++] = (struct lt_blame){ key.cgroup_id, v, key.probe };
+	}
+	if (n < LT_BLAME_MAX && errno != ENOENT)
+		err = -errno;
+	close(fd);
+	if (err)
+		return err;
+	qsort(all, n, sizeof(all[0]), blame_cmp);
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	return n;
+}

@@ -108,6 +108,87 @@ static void ident_info(struct ident_info *ii)
 	ii->cap = st.cap;
 }
 
+/* The cgroups whose tasks' records the ring had no room for, most first (lt_drop_cg). */
+#define BLAME_SHOWN 5
+
+struct blame_view {
+	struct lt_blame top[BLAME_SHOWN];
+	int n;
+	struct lt_ident_cache ids;
+	bool ids_open;
+};
+
+static void blame_load(struct blame_view *v)
+{
+	v->n = lt_blame_read(v->top, BLAME_SHOWN);
+	if (v->n < 0)
+		v->n = 0; /* a suite without the map: nothing to blame */
+	v->ids_open = v->n > 0 && !lt_ident_open(&v->ids, NULL);
+}
+
+/* cgroup `id`'s path, escaped for JSON or text into `b`; false when unknown */
+static bool blame_path(struct blame_view *v, uint64_t id, struct lt_buf *b, bool json)
+{
+	const struct lt_ident *ident;
+
+	if (!v->ids_open || !(ident = lt_ident_get(&v->ids, id, 0, 0)))
+		return false;
+	if (json)
+		lt_put_json_str(b, ident->cgroup, ident->cgroup_len);
+	else
+		lt_put_text_str(b, ident->cgroup, ident->cgroup_len);
+	return true;
+}
+
+static void blame_free(struct blame_view *v)
+{
+	if (v->ids_open)
+		lt_ident_close(&v->ids);
+}
+
+static void print_blame_text(void)
+{
+	struct blame_view v;
+	char buf[4096];
+
+	blame_load(&v);
+	if (v.n)
+		printf("drops by cgroup (most first)\n%-12s %12s %-20s %s\n", "PROBE", "DROPS",
+		       "CGROUP_ID", "CGROUP");
+	for (int i = 0; i < v.n; i++) {
+		struct lt_buf b = { buf, 0, sizeof(buf) };
+		const struct lt_probe *p = lt_probe_by_id(v.top[i].probe);
+
+		if (!blame_path(&v, v.top[i].cgroup_id, &b, false))
+			lt_put_s(&b, "-");
+		printf("%-12s %12llu %-20llu %.*s\n", p ? p->name : "?",
+		       (unsigned long long)v.top[i].drops, (unsigned long long)v.top[i].cgroup_id,
+		       (int)b.len, buf);
+	}
+	blame_free(&v);
+}
+
+static void print_blame_json(void)
+{
+	struct blame_view v;
+	char buf[4096];
+
+	blame_load(&v);
+	printf(",\"drops_by_cgroup\":[");
+	for (int i = 0; i < v.n; i++) {
+		struct lt_buf b = { buf, 0, sizeof(buf) };
+		const struct lt_probe *p = lt_probe_by_id(v.top[i].probe);
+
+		if (!blame_path(&v, v.top[i].cgroup_id, &b, true))
+			lt_put_s(&b, "null");
+		printf("%s{\"probe\":\"%s\",\"cgroup_id\":%llu,\"cgroup\":%.*s,\"drops\":%llu}",
+		       i ? "," : "", p ? p->name : "?", (unsigned long long)v.top[i].cgroup_id,
+		       (int)b.len, buf, (unsigned long long)v.top[i].drops);
+	}
+	printf("]");
+	blame_free(&v);
+}
+
 static const char *state_json(enum lt_state_kind k)
 {
 	return k == LT_KIND_LOCAL ? "\"local\"" : "\"hash\"";
@@ -195,6 +276,7 @@ static void print_status_text(const struct lt_status *st)
 		       (unsigned long long)ps->stat.drops, (unsigned long long)ps->stat.missed);
 	}
 	print_maps_text(st);
+	print_blame_text();
 }
 
 /*
@@ -292,6 +374,7 @@ static void print_status_json(const struct lt_status *st)
 		printf("null");
 	printf(",\"v1_hierarchies\":%u,\"cgroups\":%llu,\"cache_cap\":%llu}", ii.v1,
 	       (unsigned long long)ii.cgroups, (unsigned long long)ii.cap);
+	print_blame_json();
 	printf(",\"leftovers\":[");
 	for (int i = 0; i < n; i++)
 		printf("%s\"%s/%s\"", i ? "," : "", LT_PIN_ROOT, names[i]);

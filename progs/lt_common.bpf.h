@@ -50,6 +50,14 @@ struct {
 	__type(value, struct lt_cg_count);
 } lt_cg_counts __weak SEC(".maps");
 
+/* failed ring reserves per (probe, cgroup of the task): who filled the ring (status, metrics) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_BLAME_MAX);
+	__type(key, struct lt_blame_key);
+	__type(value, __u64);
+} lt_drop_cg __weak SEC(".maps");
+
 /* Set by the loader before load; read-only afterwards. */
 const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
@@ -158,6 +166,20 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->cgroup_id = bpf_get_current_cgroup_id();
 }
 
+/* A failed reserve counts against the current task's cgroup too (the drop path only). */
+static __always_inline void lt_blame(__u32 probe)
+{
+	struct lt_blame_key k = { .cgroup_id = bpf_get_current_cgroup_id(), .probe = probe };
+	__u64 one = 1, *v = bpf_map_lookup_elem(&lt_drop_cg, &k);
+
+	if (!v && bpf_map_update_elem(&lt_drop_cg, &k, &one, BPF_NOEXIST) == 0)
+		return;
+	if (!v)
+		v = bpf_map_lookup_elem(&lt_drop_cg, &k); /* another CPU added it first */
+	if (v)
+		__sync_fetch_and_add(v, 1);
+}
+
 /* Reserve a record and fill its header; a failure is counted as a drop, never silent. */
 static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
@@ -165,6 +187,7 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 
 	if (!rec) {
 		lt_count(probe, true);
+		lt_blame(probe);
 		return NULL;
 	}
 	lt_hdr_fill(rec, type, size);
