@@ -34,6 +34,7 @@ enum lt_type {
 	LT_TYPE_TCP = 7,
 	LT_TYPE_TCP_RETRANS = 8,
 	LT_TYPE_TASK = 9,
+	LT_TYPE_LOST = 10,
 	LT_TYPE_MAX,
 };
 
@@ -230,6 +231,21 @@ struct lt_task {
 	char comm[LT_COMM_LEN];
 };
 
+/*
+ * Records of one probe this CPU could not write (the ring was full), written
+ * just before the next record the probe writes on this CPU. The header is
+ * that record's writer; the window is the drops' bpf_ktime_get_ns, the clock
+ * of hdr.ts_ns.
+ */
+struct lt_lost {
+	struct lt_hdr hdr;
+	__u16 probe; /* enum lt_probe_id */
+	__u8 _pad0[6];
+	__u64 count; /* records dropped in the window */
+	__u64 first_ts_ns; /* the first drop */
+	__u64 last_ts_ns; /* the last drop */
+};
+
 /* Value of the per-CPU stats array, one slot per enum lt_probe_id. */
 struct lt_stat {
 	__u64 events; /* records written to the ring */
@@ -239,6 +255,11 @@ struct lt_stat {
 	__u64 recovered;
 	/* exec, exit, fork: events not counted per cgroup (lt_cg_counts full) */
 	__u64 cg_full;
+	/* drops on this CPU not yet reported by a struct lt_lost: the window the
+	 * probe's next record carries (lt_reserve) */
+	__u64 lost_count;
+	__u64 lost_first_ns;
+	__u64 lost_last_ns;
 };
 
 /*
@@ -306,8 +327,11 @@ struct lt_seen {
 	S(lt_tcp_retrans) M(lt_tcp_retrans, hdr) M(lt_tcp_retrans, addr)                        \
 	M(lt_tcp_retrans, state) M(lt_tcp_retrans, _pad0) M(lt_tcp_retrans, comm)               \
 	S(lt_task) M(lt_task, hdr) M(lt_task, comm)                                             \
+	S(lt_lost) M(lt_lost, hdr) M(lt_lost, probe) M(lt_lost, _pad0) M(lt_lost, count)        \
+	M(lt_lost, first_ts_ns) M(lt_lost, last_ts_ns)                                         \
 	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)                   \
-	M(lt_stat, cg_full) S(lt_cg_count) M(lt_cg_count, n)
+	M(lt_stat, cg_full) M(lt_stat, lost_count) M(lt_stat, lost_first_ns)                   \
+	M(lt_stat, lost_last_ns) S(lt_cg_count) M(lt_cg_count, n)
 
 #define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)
 
@@ -368,7 +392,14 @@ LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 80);
 _Static_assert(sizeof(struct lt_task) == 48, "lt_task size");
 LT_ASSERT_OFF(struct lt_task, comm, 32);
 
-_Static_assert(sizeof(struct lt_stat) == 32, "lt_stat size");
+_Static_assert(sizeof(struct lt_lost) == 64, "lt_lost size");
+LT_ASSERT_OFF(struct lt_lost, probe, 32);
+LT_ASSERT_OFF(struct lt_lost, count, 40);
+LT_ASSERT_OFF(struct lt_lost, first_ts_ns, 48);
+LT_ASSERT_OFF(struct lt_lost, last_ts_ns, 56);
+
+_Static_assert(sizeof(struct lt_stat) == 56, "lt_stat size");
+LT_ASSERT_OFF(struct lt_stat, lost_count, 32);
 _Static_assert(sizeof(struct lt_cg_count) == 24, "lt_cg_count size");
 _Static_assert(sizeof(struct lt_seen) == 16, "lt_seen size");
 

@@ -504,3 +504,39 @@ const struct lt_probe lt_probes[] = {
 	  .about = "sampled allocations of one process (uprobes)" },
 };
 const size_t lt_nprobes = ARRAY_SIZE(lt_probes);
+
+/*
+ * Not a probe: the record lt_reserve writes before a probe's next record when
+ * it dropped some on that CPU. lt_probe_by_type finds it; no row, no slot.
+ */
+static void put_probe_name(struct lt_buf *b, int64_t id, bool json)
+{
+	const struct lt_probe *p = id >= 0 ? lt_probe_by_id((unsigned int)id) : NULL;
+
+	if (json)
+		lt_put_c(b, '"');
+	if (p) {
+		lt_put_s(b, p->name);
+	} else {
+		lt_put_s(b, "probe_");
+		lt_put_s64(b, id);
+	}
+	if (json)
+		lt_put_c(b, '"');
+}
+
+const struct lt_probe lt_lost_record = {
+	.name = "lost",
+	.id = LT_PROBE_SLOTS,
+	.type = LT_TYPE_LOST,
+	.rec_size = sizeof(struct lt_lost),
+	.fields =
+		(const struct lt_field[]){
+			F_FMT(lt_lost, probe, "probe", TKEY("probe"), put_probe_name),
+			F_INT(lt_lost, count, "count"),
+			F_INT(lt_lost, first_ts_ns, "first_ts_ns"),
+			F_INT(lt_lost, last_ts_ns, "last_ts_ns"),
+			F_END,
+		},
+	.about = "records of a probe the ring had no room for on one CPU",
+};

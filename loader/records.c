@@ -9,6 +9,7 @@
 #include "records.h"
 
 _Static_assert(sizeof(struct lt_exec) <= LT_RECORD_MAX, "records fit struct lt_rec");
+_Static_assert(sizeof(struct lt_lost) <= LT_RECORD_MAX, "records fit struct lt_rec");
 
 const struct lt_probe *lt_probe_by_name(const char *name, size_t len)
 {
@@ -32,10 +33,30 @@ bool lt_prog_is_fallback(const char *prog)
 
 const struct lt_probe *lt_probe_by_type(unsigned int type)
 {
+	if (type == LT_TYPE_LOST)
+		return &lt_lost_record;
 	for (size_t i = 0; i < lt_nprobes; i++)
 		if (lt_probes[i].type && lt_probes[i].type == type)
 			return &lt_probes[i];
 	return NULL;
+}
+
+const struct lt_probe *lt_probe_by_id(unsigned int id)
+{
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].id == id)
+			return &lt_probes[i];
+	return NULL;
+}
+
+unsigned int lt_rec_probe_type(const struct lt_probe *p, const struct lt_rec *r)
+{
+	const struct lt_probe *of;
+
+	if (p->type != LT_TYPE_LOST)
+		return p->type;
+	of = lt_probe_by_id(((const struct lt_lost *)r->raw)->probe);
+	return of ? of->type : 0;
 }
 
 /* ---- the encoder ---- */

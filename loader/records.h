@@ -118,8 +118,20 @@ struct lt_probe {
 extern const struct lt_probe lt_probes[];
 extern const size_t lt_nprobes;
 
+/*
+ * The record a probe writes before its next one on a CPU where it dropped
+ * records (struct lt_lost): described like a probe's record, but no row of
+ * lt_probes (no programs, no stats slot: .id is LT_PROBE_SLOTS).
+ */
+extern const struct lt_probe lt_lost_record;
+
 const struct lt_probe *lt_probe_by_name(const char *name, size_t len);
+/* The row that writes records of `type`, or lt_lost_record for LT_TYPE_LOST. */
 const struct lt_probe *lt_probe_by_type(unsigned int type);
+/* The row of enum lt_probe_id `id`, or NULL. */
+const struct lt_probe *lt_probe_by_id(unsigned int id);
+/* The record type `events --type` tests: a lost record's is its probe's (0: none). */
+unsigned int lt_rec_probe_type(const struct lt_probe *p, const struct lt_rec *r);
 /* The pin name of a program's link: its name without the "lt_" prefix. */
 const char *lt_link_name(const char *prog);
 /* Is it a *_nest fallback program? */

@@ -124,14 +124,16 @@ static int on_sample(void *ctx, void *data, size_t size)
 	const struct lt_probe *p = lt_decode(data, size, &s->rec, &s->ds);
 	const struct lt_ident *id;
 	size_t start;
-	bool pass;
+	bool lost;
 
-	if (!p || (s->types && !((s->types >> p->type) & 1)) ||
-	    (s->pid && s->rec.hdr.pid != s->pid))
+	if (!p || (s->types && !((s->types >> lt_rec_probe_type(p, &s->rec)) & 1)))
+		return 0;
+	/* a lost record is about its probe, not the task that wrote it: only --type applies */
+	lost = p->type == LT_TYPE_LOST;
+	if (!lost && s->pid && s->rec.hdr.pid != s->pid)
 		return 0;
 	id = lt_ident_get(&s->ident, s->rec.hdr.cgroup_id, s->rec.hdr.pid, s->rec.hdr.ts_ns);
-	pass = ident_match(s, id);
-	if (!pass) {
+	if (!lost && !ident_match(s, id)) {
 		/* its v1 entry is not needed past the process's last record */
 		if (p->type == LT_TYPE_EXIT)
 			lt_ident_exit(&s->ident, s->rec.hdr.pid);

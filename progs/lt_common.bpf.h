@@ -180,13 +180,64 @@ static __always_inline void lt_blame(__u32 probe)
 		__sync_fetch_and_add(v, 1);
 }
 
-/* Reserve a record and fill its header; a failure is counted as a drop, never silent. */
+/* A failed reserve: a drop, and one more in this CPU's loss window of the probe. */
+static __always_inline void lt_lost_add(struct lt_stat *st)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	st->drops++;
+	if (!st->lost_count)
+		st->lost_first_ns = now;
+	st->lost_last_ns = now;
+	st->lost_count++;
+}
+
+/*
+ * Reserve a record and fill its header; a failure is counted as a drop, never
+ * silent, and joins this CPU's loss window of the probe. The next record the
+ * probe writes here carries the window: a struct lt_lost just before it in the
+ * ring, so a consumer sees where the stream has a hole. The lost record is
+ * reserved first (the ring keeps reservation order) and given back if the
+ * record itself does not fit: then the window grows instead. Each reservation
+ * is tested once: 5.10's verifier explores a second NULL test of a pointer it
+ * knows is valid and then finds its reference unreleased.
+ */
 static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
-	void *rec = bpf_ringbuf_reserve(&lt_events, size, 0);
+	struct lt_stat *st = lt_stat_slot(probe);
+	struct lt_lost *lost;
+	void *rec;
 
+	if (st && st->lost_count) {
+		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
+		if (lost) {
+			__u64 n = st->lost_count;
+
+			lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
+			lost->probe = probe;
+			__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
+			lost->count = n;
+			lost->first_ts_ns = st->lost_first_ns;
+			lost->last_ts_ns = st->lost_last_ns;
+			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
+			if (!rec) {
+				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
+				lt_lost_add(st);
+				lt_blame(probe);
+				return NULL;
+			}
+			/* the record that follows wakes the consumer if it is time */
+			bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
+			/* minus what it reported: a preempting program's drop stays counted */
+			st->lost_count -= n;
+			lt_hdr_fill(rec, type, size);
+			return rec;
+		}
+	}
+	rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 	if (!rec) {
-		lt_count(probe, true);
+		if (st)
+			lt_lost_add(st);
 		lt_blame(probe);
 		return NULL;
 	}

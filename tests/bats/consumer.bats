@@ -209,18 +209,101 @@ release_forker() {
 	run -0 "$LT" status
 	assert_line --regexp "^fork +tp_btf +[0-9]+ +[0-9]+ +$fdrops +0\$"
 
-	# the ring holds exactly the records that were counted as written
+	# the ring holds exactly the records that were counted as written, and the
+	# lost records before some of them (their windows stay open: --pid lets
+	# nothing else write, so the sum is at most the drops)
 	local written
 	written=$(jq -r '[.probes[].events] | add' <<<"$st")
-	run --separate-stderr -0 timeout 10 "$LT" events --count "$written"
-	assert_equal "${#lines[@]}" "$written"
+	run --separate-stderr -0 timeout 10 "$LT" events --duration 2
 	printf '%s\n' "${lines[@]}" >"$OUT"
+	assert_equal "$(count_records "$OUT" '.type != "lost"')" "$written"
 	run -0 count_records "$OUT" ".pid != $FORKER"
 	assert_output 0
+	run -0 jq -s '[.[] | select(.type == "lost") | .count] | add // 0' "$OUT"
+	[ "$output" -le "$(jq -r '[.probes[].drops] | add' <<<"$st")" ]
 	# distinct forks, as many as counted
 	run -0 jq -r 'select(.type == "fork") | .child_pid' "$OUT"
-	assert_equal "$(sort -u <<<"$output" | wc -l)" "${#lines[@]}"
-	assert_equal "${#lines[@]}" "$(jq -r '.probes[] | select(.name == "fork") | .events' <<<"$st")"
+	assert_equal "$(sort -u <<<"$output" | wc -l)" "$(count_records "$OUT" '.type == "fork"')"
+	assert_equal "$(count_records "$OUT" '.type == "fork"')" \
+		"$(jq -r '.probes[] | select(.name == "fork") | .events' <<<"$st")"
+}
+
+# mono_ns: CLOCK_MONOTONIC, the clock of ts_ns (bpf_ktime_get_ns)
+mono_ns() {
+	python3 -c 'import time; print(time.monotonic_ns())'
+}
+
+@test "lost records: a 4 KiB ring, no consumer, an exec storm; the lost counts sum to the drops" {
+	new_cgroup
+	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$NEW_CG"
+	local t0 t1 drops
+	t0=$(mono_ns)
+	execs "$NEW_CG" 300
+	t1=$(mono_ns)
+	drops=$(probe_field exec drops)
+	# a ring of two exec records: the storm dropped most of its execs
+	[ "$drops" -gt 200 ]
+	# each CPU's window is carried by that CPU's next exec record: one per CPU,
+	# while a consumer empties the ring (rounds until one drops nothing)
+	events_bg "$OUT"
+	local c cpus round before
+	cpus=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')
+	for ((round = 0; round < 5; round++)); do
+		before=$(probe_field exec drops)
+		for c in $cpus; do
+			in_cg "$NEW_CG" taskset -c "$c" /bin/true "$MARK-flush-$round-$c"
+		done
+		[ "$(probe_field exec drops)" = "$before" ] && break
+	done
+	for c in $cpus; do
+		wait_exec_arg "$MARK-flush-$round-$c"
+	done
+	stop_consumer "$EV_PID"
+	# the flush dropped nothing: every window is the storm's
+	assert_equal "$(probe_field exec drops)" "$drops"
+	run -0 jq -s '[.[] | select(.type == "lost") | .count] | add' "$OUT"
+	assert_equal "$output" "$drops"
+	run -0 count_records "$OUT" '.type == "lost" and .probe != "exec"'
+	assert_output 0
+	# each window inside the storm, first <= last
+	run -0 count_records "$OUT" ".type == \"lost\" and ((.first_ts_ns <= .last_ts_ns and
+		.first_ts_ns >= $t0 and .last_ts_ns <= $t1) | not)"
+	assert_output 0
+	# each lost record precedes the record that carried it: same CPU, later
+	run -0 jq -s '. as $r | [range(length) | select($r[.].type == "lost") | . as $i |
+		select([$r[$i + 1:][] | select(.type == "exec" and .cpu == $r[$i].cpu and
+			.ts_ns > $r[$i].ts_ns)] | length == 0)] | length' "$OUT"
+	assert_output 0
+	# --type of another probe hides them
+	run -0 "$LT" load --replace --ringbuf-size 4096 --probes exec,tcp --cgroup "$NEW_CG"
+	execs "$NEW_CG" 100
+	drops=$(probe_field exec drops)
+	[ "$drops" -gt 0 ]
+	events_bg "$OUT.tcp" --type tcp
+	for c in $cpus; do
+		in_cg "$NEW_CG" taskset -c "$c" /bin/true "$MARK-tcp-$c"
+	done
+	sleep 1
+	stop_consumer "$EV_PID"
+	assert_equal "$(probe_field exec drops)" "$drops"
+	run -0 count_records "$OUT.tcp" true
+	assert_output 0
+	# --type exec keeps them, and --pid does not hide them (pid 1 execs nothing here)
+	execs "$NEW_CG" 100
+	before=$drops
+	drops=$(probe_field exec drops)
+	[ "$drops" -gt "$before" ]
+	events_bg "$OUT.pid" --type exec --pid 1
+	for c in $cpus; do
+		in_cg "$NEW_CG" taskset -c "$c" /bin/true "$MARK-pid-$c"
+	done
+	sleep 1
+	stop_consumer "$EV_PID"
+	assert_equal "$(probe_field exec drops)" "$drops"
+	run -0 count_records "$OUT.pid" '.type != "lost"'
+	assert_output 0
+	run -0 jq -s '[.[] | select(.type == "lost") | .count] | add' "$OUT.pid"
+	assert_equal "$output" "$((drops - before))"
 }
 
 @test "drops during a stream: events prints one 'kernel dropped' line per check on stderr" {
@@ -258,9 +341,9 @@ release_forker() {
 	run -0 jq -r '[.probes[].drops] | add' <<<"$st"
 	assert_equal "$total" "$output"
 	[ "$total" -gt 0 ]
-	# and every record written was streamed
+	# and every record written was streamed (with lost records before some)
 	run -0 jq -r '[.probes[].events] | add' <<<"$st"
-	assert_equal "$(count_records "$OUT" true)" "$output"
+	assert_equal "$(count_records "$OUT" '.type != "lost"')" "$output"
 }
 
 @test "unload under a running events: it exits 6 with one line, and the programs go" {

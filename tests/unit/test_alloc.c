@@ -23,6 +23,7 @@ static struct lt_oom om;
 static struct lt_open op;
 static struct lt_tcp tc;
 static struct lt_tcp_retrans tr;
+static struct lt_lost lo;
 
 static void fill(void)
 {
@@ -57,9 +58,12 @@ static void fill(void)
 	tr.addr.family = 4;
 	tr.addr.saddr[0] = 127;
 	tr.state = 2;
+	lo.hdr = (struct lt_hdr){ LT_TYPE_LOST, sizeof(lo), 1, LT_HDR_CGROUP, 10, 2, 2, 0 };
+	lo.probe = LT_PROBE_EXEC;
+	lo.count = 12;
 }
 
-#define NRECS 8
+#define NRECS 9
 
 /* identity from a cache on a made cgroup tree (and this host's v1 hierarchies, if any) */
 static struct lt_ident_cache ident;
@@ -68,9 +72,9 @@ static uint64_t ident_id, with_ident;
 static void rounds(int n, struct lt_buf *b, struct lt_decode_stats *st)
 {
 	static struct lt_rec r;
-	const void *recs[] = { &ex, &xt, &fk, &sg, &om, &op, &tc, &tr };
-	size_t sizes[] = { sizeof(ex), sizeof(xt), sizeof(fk), sizeof(sg),
-			   sizeof(om), sizeof(op), sizeof(tc), sizeof(tr) };
+	const void *recs[] = { &ex, &xt, &fk, &sg, &om, &op, &tc, &tr, &lo };
+	size_t sizes[] = { sizeof(ex), sizeof(xt), sizeof(fk), sizeof(sg), sizeof(om),
+			   sizeof(op), sizeof(tc), sizeof(tr), sizeof(lo) };
 
 	for (int i = 0; i < n; i++) {
 		for (int k = 0; k < NRECS; k++) {

@@ -180,7 +180,29 @@ int main(void)
 	ok(!p && st.unknown == 1, "unknown type skipped and counted");
 	ok(st.fast == 1 && st.older == 1 && st.newer == 1, "rejects did not touch other counters");
 
-	/* 6. records of the previous layout: 24-byte header, u32 cpu, no cgroup id */
+	/* 6. a lost record: exact, and an older (shorter) one reads its missing tail as zero */
+	{
+		struct lt_lost l = {
+			.probe = LT_PROBE_EXEC, .count = 3, .first_ts_ns = 10, .last_ts_ns = 20
+		};
+		const struct lt_lost *o = (const void *)&out;
+		struct lt_decode_stats s0 = st;
+
+		hdr(&l, LT_TYPE_LOST, sizeof(l));
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(&l, sizeof(l), &out, &st);
+		ok(p && p->type == LT_TYPE_LOST && !strcmp(p->name, "lost") &&
+			   !memcmp(&out, &l, sizeof(l)) && st.fast == s0.fast + 1,
+		   "a lost record decodes exactly, on the fast path");
+		hdr(&l, LT_TYPE_LOST, offsetof(struct lt_lost, last_ts_ns));
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(&l, sizeof(l), &out, &st);
+		ok(p && o->count == 3 && o->first_ts_ns == 10 && o->last_ts_ns == 0 &&
+			   st.older == s0.older + 1,
+		   "a short lost record: what it lacked reads as zero");
+	}
+
+	/* 7. records of the previous layout: 24-byte header, u32 cpu, no cgroup id */
 	v0_exec();
 	v0_fork();
 	v0_reject();

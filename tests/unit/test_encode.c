@@ -295,5 +295,47 @@ int main(void)
 			       "0c1d2e3f4a5b unit=\"q\".service\n") != NULL,
 		   "text: the same keys, escaped: %s", b.p);
 	}
+
+	/* a lost record: its probe by name, the window in the header's clock */
+	{
+		struct lt_lost *l = (void *)&r;
+		const struct lt_probe *lp = lt_probe_by_type(LT_TYPE_LOST);
+
+		memset(&r, 0, sizeof(r));
+		l->hdr = (struct lt_hdr){
+			LT_TYPE_LOST, sizeof(*l), 1, LT_HDR_CGROUP, 900, 4, 5, 77
+		};
+		l->probe = LT_PROBE_FORK;
+		l->count = 298;
+		l->first_ts_ns = 100;
+		l->last_ts_ns = 800;
+		ok(lp && lp == &lt_lost_record && !lt_probe_by_name("lost", 4),
+		   "the lost record has a description, and no probe row");
+		b.len = 0;
+		lt_encode_json(&b, lp, &r);
+		b.p[b.len] = 0;
+		ok(!strcmp(b.p, "{\"type\":\"lost\",\"ts_ns\":900,\"cpu\":1,\"pid\":4,\"tid\":5,"
+				"\"cgroup_id\":77,\"probe\":\"fork\",\"count\":298,"
+				"\"first_ts_ns\":100,\"last_ts_ns\":800}\n"),
+		   "lost JSON exact: %s", b.p);
+		b.len = 0;
+		lt_encode_text(&b, lp, &r);
+		b.p[b.len] = 0;
+		ok(!strcmp(b.p,
+			   "lost ts_ns=900 cpu=1 pid=4 tid=5 cgroup_id=77 probe=fork count=298 "
+			   "first_ts_ns=100 last_ts_ns=800\n"),
+		   "lost text exact: %s", b.p);
+		ok(lt_rec_probe_type(lp, &r) == LT_TYPE_FORK,
+		   "--type tests a lost record as its probe's records");
+		l->probe = 31;
+		b.len = 0;
+		lt_encode_json(&b, lp, &r);
+		b.p[b.len] = 0;
+		ok(strstr(b.p, ",\"probe\":\"probe_31\",") && lt_rec_probe_type(lp, &r) == 0,
+		   "a probe this loader does not know: by number, and no --type passes it: %s",
+		   b.p);
+		l->probe = LT_PROBE_SYSCALLS;
+		ok(lt_rec_probe_type(lp, &r) == 0, "an aggregate probe's: no record type");
+	}
 	return tap_done();
 }

@@ -162,8 +162,9 @@ static void table(void)
 {
 	int bad_rec = 0, bad_agg = 0, bad_key = 0;
 
-	for (size_t i = 0; i < lt_nprobes; i++) {
-		const struct lt_probe *p = &lt_probes[i];
+	/* the rows, then the lost record's description */
+	for (size_t i = 0; i <= lt_nprobes; i++) {
+		const struct lt_probe *p = i < lt_nprobes ? &lt_probes[i] : &lt_lost_record;
 
 		if (p->type) {
 			bad_rec += !p->fields;
@@ -207,7 +208,7 @@ static void help(void)
 			"    ret; tcp: comm family saddr daddr sport dport direction tx_bytes\n"
 			"    rx_bytes duration_ns; tcp_retrans: comm family saddr daddr sport "
 			"dport\n"
-			"    state.\n"),
+			"    state; lost: probe count first_ts_ns last_ts_ns.\n"),
 	   "events -h field list, wrapped at 76 columns");
 	free(s);
 }
