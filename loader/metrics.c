@@ -162,7 +162,14 @@ struct server {
 	char labels[96];
 	const struct lt_probe *cur; /* the aggregate being written */
 	struct by_state by;
+	struct lt_blame blame[LT_BLAME_MAX]; /* lt_drop_cg, most drops first */
+	struct lt_ident_cache blame_ids; /* their paths; opened at the first drop */
+	bool blame_ids_open;
 };
+
+/* lowtrace_drops_by_cgroup_total: the first BLAME_SERIES (probe, cgroup), the rest in "other" */
+#define BLAME_SERIES 50
+#define BLAME_LINE 1200 /* one series: a cut path of 256 bytes, every byte escaped, and labels */
 
 /* keys summed per name (s->cur->prom->nnames) */
 static void on_named(void *ctx, const void *key, const struct lt_hist *sum)
@@ -609,7 +616,7 @@ static int suite_open(struct server *s)
 		return lt_error(LT_FAIL, "out of memory");
 	}
 	/* room for every histogram the maps can hold: no series is ever left out */
-	s->need = BODY_BASE;
+	s->need = BODY_BASE + (BLAME_SERIES + LT_PROBE_SLOTS) * BLAME_LINE;
 	if (s->by.kind != BY_NONE) /* a label is at most 128 bytes, escaped 256 */
 		s->need += ((size_t)s->by.max + 1) * LT_CG_KINDS * 384;
 	for (size_t i = 0; i < lt_nprobes; i++) {
@@ -656,6 +663,65 @@ static bool suite_ready(struct server *s)
 	return stat(LT_PIN_DIR, &st) == 0 && suite_open(s) == LT_OK;
 }
 
+/*
+ * Drops per probe and cgroup of the task whose record found the ring full: the
+ * BLAME_SERIES largest (probe, cgroup) pairs, then the rest per probe under
+ * cgroup="other". The LRU map forgets pairs that stopped dropping, so a
+ * series can go; one that stays only grows.
+ */
+static void put_blame(struct server *s)
+{
+	static const struct lt_ident_cfg cfg = { .cap = 1024, .pid_cap = 1 };
+	struct lt_buf *b = s->body;
+	uint64_t other[LT_PROBE_SLOTS] = {};
+	int n = lt_blame_read(s->blame, LT_BLAME_MAX);
+
+	if (n < 0)
+		return; /* a suite without lt_drop_cg */
+	help_type(b, "lowtrace_drops_by_cgroup_total", "counter",
+		  "Records the ring had no room for, per probe and cgroup v2 path of the task they "
+		  "were for (the " STR(BLAME_SERIES) " largest; the rest per probe in "
+		  "cgroup=\"other\").");
+	if (n && !s->blame_ids_open)
+		s->blame_ids_open = !lt_ident_open(&s->blame_ids, &cfg);
+	for (int i = 0; i < n; i++) {
+		const struct lt_probe *p = lt_probe_by_id(s->blame[i].probe);
+		const struct lt_ident *id;
+
+		if (!p)
+			continue;
+		if (i >= BLAME_SERIES) {
+			other[s->blame[i].probe % LT_PROBE_SLOTS] += s->blame[i].drops;
+			continue;
+		}
+		id = s->blame_ids_open ? lt_ident_get(&s->blame_ids, s->blame[i].cgroup_id, 0, 0)
+				       : NULL;
+		lt_put_s(b, "lowtrace_drops_by_cgroup_total{probe=\"");
+		lt_put_s(b, p->name);
+		lt_put_s(b, "\",cgroup=\"");
+		if (id) {
+			put_label_value(b, id->cgroup);
+		} else {
+			lt_put_s(b, "id:");
+			lt_put_u64(b, s->blame[i].cgroup_id);
+		}
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, s->blame[i].drops);
+		lt_put_c(b, '\n');
+	}
+	for (unsigned int k = 0; k < LT_PROBE_SLOTS; k++) {
+		const struct lt_probe *p = lt_probe_by_id(k);
+
+		if (!other[k] || !p)
+			continue;
+		lt_put_s(b, "lowtrace_drops_by_cgroup_total{probe=\"");
+		lt_put_s(b, p->name);
+		lt_put_s(b, "\",cgroup=\"other\"} ");
+		lt_put_u64(b, other[k]);
+		lt_put_c(b, '\n');
+	}
+}
+
 /* the whole exposition into s->body; an error status when the suite is gone */
 static int scrape(struct server *s)
 {
@@ -681,6 +747,7 @@ static int scrape(struct server *s)
 		     "Events the kernel skipped the probe for (it was already running on that CPU) "
 		     "and no fallback took over, per probe.",
 		     offsetof(struct lt_counts, missed));
+	put_blame(s);
 	if (bpf_stats_on())
 		put_run_stats(s);
 	if (lt_maps_read(s->maps, true))
@@ -1118,6 +1185,8 @@ static int serve(const struct metrics_opts *o)
 		close(lfd);
 	suite_close(&s);
 	by_free(&s.by);
+	if (s.blame_ids_open)
+		lt_ident_close(&s.blame_ids);
 	free(s.by_name);
 	for (int i = 0; i < BODIES; i++)
 		free(s.bodies[i].b.p);
@@ -1135,7 +1204,9 @@ static void help_metrics(void)
 	       "    Answers HTTP GET (and HEAD) /metrics with the text exposition format 0.0.4,\n"
 	       "    read from the pinned maps at each scrape: lowtrace_events_total{probe},\n"
 	       "    lowtrace_drops_total{probe}, lowtrace_missed_total{probe} (events the\n"
-	       "    kernel skipped the probe for), lowtrace_map_entries{probe,map} and\n"
+	       "    kernel skipped the probe for), lowtrace_drops_by_cgroup_total{probe,cgroup}\n"
+	       "    (ring drops per cgroup path of the writing task: the 50 largest, the\n"
+	       "    rest of a probe's in cgroup=\"other\"), lowtrace_map_entries{probe,map} and\n"
 	       "    lowtrace_map_max_entries{probe,map} (gauges: how full each loaded probe's\n"
 	       "    stateful maps are; no sample where the kernel cannot tell, as for task and\n"
 	       "    socket local storage), lowtrace_map_memory_bytes{probe,map} (their kernel\n"
