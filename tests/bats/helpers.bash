@@ -459,6 +459,19 @@ serve() {
 	return 1
 }
 
+# free_port: a TCP port below the ephemeral range (32768-) that nothing uses now
+free_port() {
+	local p i
+	for ((i = 0; i < 100; i++)); do
+		p=$((20000 + RANDOM % 12000))
+		ss -Htan "( sport = :$p or dport = :$p )" 2>/dev/null | grep -q . || {
+			echo "$p"
+			return 0
+		}
+	done
+	return 1
+}
+
 # in_cg CG CMD...: run CMD in cgroup CG (a subshell that moves itself first)
 in_cg() {
 	local cg=$1

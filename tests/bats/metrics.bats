@@ -6,7 +6,7 @@ load helpers
 
 setup() {
 	lt_setup
-	PORT=$((20000 + RANDOM % 20000))
+	PORT=$(free_port)
 	HTTP="$BATS_TEST_TMPDIR/http.py"
 	# http.py PORT MODE: "get PATH" prints status and body; "raw" sends stdin's
 	# bytes as they are and prints the status line of the answer; "rawend" does

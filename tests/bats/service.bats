@@ -328,7 +328,7 @@ LT_TMPFS=()
 	command -v unshare >/dev/null && command -v setpriv >/dev/null || skip "no unshare or setpriv"
 	local log="$BATS_TEST_TMPDIR/log" sb
 	mkdir "$log"
-	PORT=$((20000 + RANDOM % 20000))
+	PORT=$(free_port)
 	# ProtectSystem=strict: every mount read-only but the API ones (bpffs and cgroup2 under
 	# /sys stay writable); LogsDirectory: one writable directory; CapabilityBoundingSet and
 	# NoNewPrivileges as the units set them

@@ -12,7 +12,7 @@ teardown() {
 
 # metrics_bg ARGS...: lowtrace metrics on a free port in the background; sets PORT, MPID
 metrics_bg() {
-	PORT=$((20000 + RANDOM % 20000))
+	PORT=$(free_port)
 	serve "$@"
 }
 
