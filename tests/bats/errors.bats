@@ -35,7 +35,7 @@ lt_fails() {
 	run -0 "$LT" load --ringbuf-size 8192 --probes exec,exit
 	local ids before
 	ids=$(lt_prog_names | paste -sd' ')
-	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups)')
+	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)')
 	local ls_before
 	ls_before=$(ls -lR "$PIN")
 
@@ -43,7 +43,7 @@ lt_fails() {
 	assert_equal "$stderr" "lowtrace: already loaded (pinned at /sys/fs/bpf/lowtrace): run 'lowtrace unload' first, or load --replace"
 
 	run -0 status_json
-	run -0 jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups)' <<<"$output"
+	run -0 jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)' <<<"$output"
 	assert_output "$before"
 	run -0 ls -lR "$PIN"
 	assert_output "$ls_before"
@@ -60,12 +60,12 @@ lt_fails() {
 @test "load --replace with a bad --cgroup: exit 2 and the existing suite is intact" {
 	run -0 "$LT" load
 	local before
-	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups)')
+	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)')
 	lt_fails 2 load --replace --cgroup /tmp
 	assert_equal "$stderr" "lowtrace: --cgroup /tmp: not a cgroup v2 directory"
 	# a usage error changes nothing
 	run -0 status_json
-	run -0 jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups)' <<<"$output"
+	run -0 jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)' <<<"$output"
 	assert_output "$before"
 }
 

@@ -461,7 +461,8 @@ PY
 	mkdir "$p" "$p/storm" "$p/calm"
 	LT_CGROUPS+=("$p/storm" "$p/calm" "$p") # removed in this order
 	rel=${p#"$CG2_ROOT"}
-	# a ring of two exec records and no consumer: most of the storm drops, then all of calm's
+	# a ring of two exec records and no consumer: most of the storm drops, then all of
+	# calm's 4 execs (its shell's and 3 /bin/true)
 	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$p"
 	execs "$p/storm" 300
 	execs "$p/calm" 3
@@ -469,12 +470,12 @@ PY
 	[ "$drops" -gt 200 ]
 	run -0 status_json
 	run -0 jq -c '[.drops_by_cgroup[] | select(.probe == "exec") | [.cgroup, .drops]]' <<<"$output"
-	assert_output "[[\"$rel/storm\",$((drops - 3))],[\"$rel/calm\",3]]"
+	assert_output "[[\"$rel/storm\",$((drops - 4))],[\"$rel/calm\",4]]"
 	run -0 "$LT" status
-	assert_line --regexp "^exec +$((drops - 3)) +[0-9]+ +$rel/storm\$"
-	assert_line --regexp "^exec +3 +[0-9]+ +$rel/calm\$"
+	assert_line --regexp "^exec +$((drops - 4)) +[0-9]+ +$rel/storm\$"
+	assert_line --regexp "^exec +4 +[0-9]+ +$rel/calm\$"
 	serve
 	run -0 scrape
-	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/storm\"} $((drops - 3))"
-	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/calm\"} 3"
+	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/storm\"} $((drops - 4))"
+	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/calm\"} 4"
 }
