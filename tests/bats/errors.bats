@@ -4,16 +4,6 @@
 
 load helpers
 
-# lt_fails CODE ARGS...: run lowtrace, expect CODE, one error line, no stdout
-lt_fails() {
-	local code=$1
-	shift
-	run --separate-stderr "$LT" "$@"
-	assert_equal "$status" "$code"
-	assert_one_error_line
-	assert_output ''
-}
-
 @test "--cgroup on a path that is not a cgroup v2 directory: exit 2" {
 	lt_fails 2 load --cgroup /tmp
 	assert_equal "$stderr" "lowtrace: --cgroup /tmp: not a cgroup v2 directory"

@@ -459,6 +459,16 @@ serve() {
 	return 1
 }
 
+# lt_fails CODE ARGS...: run lowtrace, expect CODE, one error line, no stdout
+lt_fails() {
+	local code=$1
+	shift
+	run --separate-stderr "$LT" "$@"
+	assert_equal "$status" "$code"
+	assert_one_error_line
+	assert_output ''
+}
+
 # free_port: a TCP port below the ephemeral range (32768-) that nothing uses now
 free_port() {
 	local p i

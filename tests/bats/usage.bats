@@ -5,16 +5,6 @@
 
 load helpers
 
-# lt_fails CODE ARGS...: run lowtrace, expect CODE, one error line, no stdout
-lt_fails() {
-	local code=$1
-	shift
-	run --separate-stderr "$LT" "$@"
-	assert_equal "$status" "$code"
-	assert_one_error_line
-	assert_output ''
-}
-
 @test "the exit codes are documented in lowtrace -h" {
 	run --separate-stderr -0 "$LT" -h
 	assert_equal "$stderr" ""
