@@ -379,9 +379,10 @@ lt_kernel_state() {
 	# readme_sample: compare the sample under the last load example with its real output
 	readme_sample() {
 		[ "${#want[@]}" -gt 0 ] || return 0
-		# the state line names what this kernel has (hashes before 5.11), the identity line
-		# where this machine mounts cgroup2 and how many v1 hierarchies it has
+		# the state line and lt_marks name what this kernel has (hashes before 5.11), the
+		# identity line where this machine mounts cgroup2 and how many v1 hierarchies it has
 		local norm='s/[0-9]+/N/g; s/ +/ /g; s/ $//; s/^state: .*/state: (the kernel'"'"'s)/;
+			s/^([a-z]+ lt_marks) .*/\1 (the kernel'"'"'s)/;
 			s/^identity: cgroupN at [^,]*, N vN hierarchies, /identity: cgroupN at (the machine'"'"'s), /'
 		assert_equal "$(sed -E "$norm" <<<"$got")" \
 			"$(printf '%s\n' "${want[@]}" | sed -E "$norm")"
