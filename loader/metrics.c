@@ -673,7 +673,7 @@ static void put_blame(struct server *s)
 {
 	static const struct lt_ident_cfg cfg = { .cap = 1024, .pid_cap = 1 };
 	struct lt_buf *b = s->body;
-	uint64_t other[LT_PROBE_SLOTS] = {};
+	uint64_t other[LT_PROBE_SLOTS] = {}, now = lt_now_ns(CLOCK_MONOTONIC);
 	int n = lt_blame_read(s->blame, LT_BLAME_MAX);
 
 	if (n < 0)
@@ -694,7 +694,8 @@ static void put_blame(struct server *s)
 			other[s->blame[i].probe % LT_PROBE_SLOTS] += s->blame[i].drops;
 			continue;
 		}
-		id = s->blame_ids_open ? lt_ident_get(&s->blame_ids, s->blame[i].cgroup_id, 0, 0)
+		/* a cgroup made since the cache opened is found by a rescan (the clock paces them) */
+		id = s->blame_ids_open ? lt_ident_get(&s->blame_ids, s->blame[i].cgroup_id, 0, now)
 				       : NULL;
 		lt_put_s(b, "lowtrace_drops_by_cgroup_total{probe=\"");
 		lt_put_s(b, p->name);

@@ -166,30 +166,29 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->cgroup_id = bpf_get_current_cgroup_id();
 }
 
-/* A failed reserve counts against the current task's cgroup too (the drop path only). */
-static __always_inline void lt_blame(__u32 probe)
+/*
+ * A failed reserve: a drop, one more in this CPU's loss window of the probe, and
+ * one against the current task's cgroup (lt_drop_cg; only this path touches it).
+ */
+static __always_inline void lt_drop(struct lt_stat *st, __u32 probe)
 {
 	struct lt_blame_key k = { .cgroup_id = bpf_get_current_cgroup_id(), .probe = probe };
-	__u64 one = 1, *v = bpf_map_lookup_elem(&lt_drop_cg, &k);
+	__u64 now = bpf_ktime_get_ns(), one = 1, *v;
 
+	if (st) {
+		st->drops++;
+		if (!st->lost_count)
+			st->lost_first_ns = now;
+		st->lost_last_ns = now;
+		st->lost_count++;
+	}
+	v = bpf_map_lookup_elem(&lt_drop_cg, &k);
 	if (!v && bpf_map_update_elem(&lt_drop_cg, &k, &one, BPF_NOEXIST) == 0)
 		return;
 	if (!v)
 		v = bpf_map_lookup_elem(&lt_drop_cg, &k); /* another CPU added it first */
 	if (v)
 		__sync_fetch_and_add(v, 1);
-}
-
-/* A failed reserve: a drop, and one more in this CPU's loss window of the probe. */
-static __always_inline void lt_lost_add(struct lt_stat *st)
-{
-	__u64 now = bpf_ktime_get_ns();
-
-	st->drops++;
-	if (!st->lost_count)
-		st->lost_first_ns = now;
-	st->lost_last_ns = now;
-	st->lost_count++;
 }
 
 /*
@@ -222,8 +221,7 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 			if (!rec) {
 				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
-				lt_lost_add(st);
-				lt_blame(probe);
+				lt_drop(st, probe);
 				return NULL;
 			}
 			/* the record that follows wakes the consumer if it is time */
@@ -236,9 +234,7 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 	}
 	rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 	if (!rec) {
-		if (st)
-			lt_lost_add(st);
-		lt_blame(probe);
+		lt_drop(st, probe);
 		return NULL;
 	}
 	lt_hdr_fill(rec, type, size);

@@ -248,11 +248,15 @@ mono_ns() {
 	events_bg "$OUT"
 	local c cpus round before
 	cpus=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')
+	# exec_per_cpu TAG: one exec in the test's cgroup on each CPU, its argument TAG-CPU
+	exec_per_cpu() {
+		for c in $cpus; do
+			in_cg "$NEW_CG" taskset -c "$c" /bin/true "$MARK-$1-$c"
+		done
+	}
 	for ((round = 0; round < 5; round++)); do
 		before=$(probe_field exec drops)
-		for c in $cpus; do
-			in_cg "$NEW_CG" taskset -c "$c" /bin/true "$MARK-flush-$round-$c"
-		done
+		exec_per_cpu "flush-$round"
 		[ "$(probe_field exec drops)" = "$before" ] && break
 	done
 	for c in $cpus; do
@@ -280,9 +284,7 @@ mono_ns() {
 	drops=$(probe_field exec drops)
 	[ "$drops" -gt 0 ]
 	events_bg "$OUT.tcp" --type tcp
-	for c in $cpus; do
-		in_cg "$NEW_CG" taskset -c "$c" /bin/true "$MARK-tcp-$c"
-	done
+	exec_per_cpu tcp
 	sleep 1
 	stop_consumer "$EV_PID"
 	assert_equal "$(probe_field exec drops)" "$drops"
@@ -294,9 +296,7 @@ mono_ns() {
 	drops=$(probe_field exec drops)
 	[ "$drops" -gt "$before" ]
 	events_bg "$OUT.pid" --type exec --pid 1
-	for c in $cpus; do
-		in_cg "$NEW_CG" taskset -c "$c" /bin/true "$MARK-pid-$c"
-	done
+	exec_per_cpu pid
 	sleep 1
 	stop_consumer "$EV_PID"
 	assert_equal "$(probe_field exec drops)" "$drops"

@@ -458,13 +458,18 @@ PY
 
 @test "drops are blamed on the cgroup whose tasks found the ring full: status and lowtrace_drops_by_cgroup_total" {
 	local p="$CG2_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM" drops rel
-	mkdir "$p" "$p/storm" "$p/calm"
+	mkdir "$p" "$p/storm"
 	LT_CGROUPS+=("$p/storm" "$p/calm" "$p") # removed in this order
 	rel=${p#"$CG2_ROOT"}
 	# a ring of two exec records and no consumer: most of the storm drops, then all of
 	# calm's 4 execs (its shell's and 3 /bin/true)
 	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$p"
 	execs "$p/storm" 300
+	# the server has seen drops (and the cgroups then) before calm exists: it finds calm later
+	serve
+	run -0 scrape
+	assert_line --regexp "^lowtrace_drops_by_cgroup_total\{probe=\"exec\",cgroup=\"$rel/storm\"\} [0-9]+\$"
+	mkdir "$p/calm"
 	execs "$p/calm" 3
 	drops=$(probe_field exec drops)
 	[ "$drops" -gt 200 ]
@@ -474,7 +479,6 @@ PY
 	run -0 "$LT" status
 	assert_line --regexp "^exec +$((drops - 4)) +[0-9]+ +$rel/storm\$"
 	assert_line --regexp "^exec +4 +[0-9]+ +$rel/calm\$"
-	serve
 	run -0 scrape
 	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/storm\"} $((drops - 4))"
 	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/calm\"} 4"
