@@ -232,18 +232,19 @@ struct lt_task {
 };
 
 /*
- * Records of one probe this CPU could not write (the ring was full), written
- * just before the next record the probe writes on this CPU. The header is
- * that record's writer; the window is the drops' bpf_ktime_get_ns, the clock
- * of hdr.ts_ns.
+ * Records of one probe this CPU did not write (the ring was full, or the
+ * probe's rate limit held them back), written just before the next record
+ * the probe writes on this CPU. The header is that record's writer; the
+ * window is the losses' bpf_ktime_get_ns, the clock of hdr.ts_ns.
  */
 struct lt_lost {
 	struct lt_hdr hdr;
 	__u16 probe; /* enum lt_probe_id */
 	__u8 _pad0[6];
-	__u64 count; /* records dropped in the window */
-	__u64 first_ts_ns; /* the first drop */
-	__u64 last_ts_ns; /* the last drop */
+	__u64 count; /* records dropped in the window (ring full) */
+	__u64 first_ts_ns; /* the first loss */
+	__u64 last_ts_ns; /* the last loss */
+	__u64 throttled; /* events held back by the rate limit in the window */
 };
 
 /* Value of the per-CPU stats array, one slot per enum lt_probe_id. */
@@ -260,6 +261,10 @@ struct lt_stat {
 	__u64 lost_count;
 	__u64 lost_first_ns;
 	__u64 lost_last_ns;
+	/* events the probe's rate limit held back (load --rate-limit), and the
+	 * part of the window above that is theirs (lost_count counts both) */
+	__u64 throttled;
+	__u64 lost_throttled;
 };
 
 /*
@@ -274,8 +279,8 @@ struct lt_cg_count {
 };
 
 /*
- * Key of lt_drop_cg: which cgroup's task a failed ring reserve was for, per probe (value: a
- * __u64 count). An LRU of LT_BLAME_MAX keys: the ones that stopped dropping go first.
+ * Key of lt_drop_cg: which cgroup's task a record was lost for, per probe. An LRU of
+ * LT_BLAME_MAX keys: the ones that stopped losing go first.
  */
 #define LT_BLAME_MAX 1024
 struct lt_blame_key {
@@ -286,6 +291,17 @@ struct lt_blame_key {
 _Static_assert(sizeof(struct lt_blame_key) == 16, "lt_blame_key size");
 
 /*
+ * Value of lt_drop_cg: the cgroup's losses for the probe, and its rate-limit bucket (a
+ * virtual schedule: the time its next event is due; see lt_throttled). A suite before
+ * rate limits had a __u64 value: drops alone.
+ */
+struct lt_blame_val {
+	__u64 drops; /* failed ring reserves */
+	__u64 throttled; /* events the rate limit held back */
+	__u64 due_ns; /* rate limit: bpf_ktime_get_ns when the next event is due */
+};
+
+/*
  * Value of lt_seen, one slot per enum lt_probe_id: the losses (drops, and
  * events the kernel skipped the probe for) the last consumer of the ring has
  * reported. Only userspace writes it; the next consumer reports the rest.
@@ -293,6 +309,7 @@ _Static_assert(sizeof(struct lt_blame_key) == 16, "lt_blame_key size");
 struct lt_seen {
 	__u64 drops;
 	__u64 missed;
+	__u64 throttled; /* a suite before rate limits has 16-byte values: none */
 };
 
 /*
@@ -328,10 +345,13 @@ struct lt_seen {
 	M(lt_tcp_retrans, state) M(lt_tcp_retrans, _pad0) M(lt_tcp_retrans, comm)               \
 	S(lt_task) M(lt_task, hdr) M(lt_task, comm)                                             \
 	S(lt_lost) M(lt_lost, hdr) M(lt_lost, probe) M(lt_lost, _pad0) M(lt_lost, count)        \
-	M(lt_lost, first_ts_ns) M(lt_lost, last_ts_ns)                                         \
+	M(lt_lost, first_ts_ns) M(lt_lost, last_ts_ns) M(lt_lost, throttled)                    \
 	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)                   \
 	M(lt_stat, cg_full) M(lt_stat, lost_count) M(lt_stat, lost_first_ns)                   \
-	M(lt_stat, lost_last_ns) S(lt_cg_count) M(lt_cg_count, n)
+	M(lt_stat, lost_last_ns) M(lt_stat, throttled) M(lt_stat, lost_throttled)               \
+	S(lt_cg_count) M(lt_cg_count, n) S(lt_blame_key) M(lt_blame_key, cgroup_id)              \
+	M(lt_blame_key, probe) M(lt_blame_key, _pad0) S(lt_blame_val) M(lt_blame_val, drops)     \
+	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)
 
 #define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)
 
@@ -392,15 +412,18 @@ LT_ASSERT_OFF(struct lt_tcp_retrans, comm, 80);
 _Static_assert(sizeof(struct lt_task) == 48, "lt_task size");
 LT_ASSERT_OFF(struct lt_task, comm, 32);
 
-_Static_assert(sizeof(struct lt_lost) == 64, "lt_lost size");
+_Static_assert(sizeof(struct lt_lost) == 72, "lt_lost size");
 LT_ASSERT_OFF(struct lt_lost, probe, 32);
 LT_ASSERT_OFF(struct lt_lost, count, 40);
 LT_ASSERT_OFF(struct lt_lost, first_ts_ns, 48);
 LT_ASSERT_OFF(struct lt_lost, last_ts_ns, 56);
+LT_ASSERT_OFF(struct lt_lost, throttled, 64);
 
-_Static_assert(sizeof(struct lt_stat) == 56, "lt_stat size");
+_Static_assert(sizeof(struct lt_stat) == 72, "lt_stat size");
 LT_ASSERT_OFF(struct lt_stat, lost_count, 32);
+LT_ASSERT_OFF(struct lt_stat, throttled, 56);
+_Static_assert(sizeof(struct lt_blame_val) == 24, "lt_blame_val size");
 _Static_assert(sizeof(struct lt_cg_count) == 24, "lt_cg_count size");
-_Static_assert(sizeof(struct lt_seen) == 16, "lt_seen size");
+_Static_assert(sizeof(struct lt_seen) == 24, "lt_seen size");
 
 #endif /* LT_ABI_H */

@@ -358,7 +358,7 @@ static int set_state(struct lt_suite *s, const struct lt_load_opts *o)
 			/* per-task marks are used only where tracepoints are preemptible,
 			 * which all have task storage: a token hash */
 			bpf_map__set_max_entries(m, strcmp(bpf_map__name(m), "lt_marks") ? threads
-											: 64);
+											 : 64);
 		} else if (t == BPF_MAP_TYPE_SK_STORAGE && bpf_map__autocreate(m)) {
 			fd = bpf_map_create(BPF_MAP_TYPE_HASH, bpf_map__name(m), sizeof(uint64_t),
 					    bpf_map__value_size(m), conns, NULL);
@@ -451,6 +451,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_tgid = o->pid;
 	s->skel->rodata->lt_cfg_cgroup_id = cg_id;
 	s->skel->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
+	for (int i = 0; i < LT_PROBE_SLOTS; i++)
+		s->skel->rodata->lt_cfg_rate[i] = o->rate[i];
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (!err)

@@ -34,6 +34,7 @@ struct lt_load_opts {
 	enum lt_state_mode state; /* where per-thread and per-socket state lives */
 	uint32_t max_threads; /* bounded hashes: entries of each per-thread map (0: default) */
 	uint32_t max_conns; /* bounded hashes: entries of the tcp map */
+	uint32_t rate[LT_PROBE_SLOTS]; /* --rate-limit: events/s per cgroup, by probe id; 0: none */
 };
 
 /* --max-threads' default: kernel.threads-max, at most LT_MAX_THREADS_CAP */
@@ -120,6 +121,7 @@ struct lt_counts {
 	uint64_t drops; /* records lost: the ring was full */
 	uint64_t recovered; /* events a fallback program took over (see progs/tcp.bpf.c) */
 	uint64_t cg_full; /* exec, exit, fork: not counted per cgroup, lt_cg_counts full */
+	uint64_t throttled; /* events the probe's rate limit held back (load --rate-limit) */
 	/* events the kernel skipped the probe for (it was already running on that
 	 * CPU) and nothing took over: up to this many records may be missing */
 	uint64_t missed;
@@ -212,13 +214,14 @@ void lt_cg_delete(struct lt_cg_reader *r, uint64_t cgroup_id);
 void lt_cg_close(struct lt_cg_reader *r);
 
 /*
- * lt_drop_cg: failed ring reserves per (probe, cgroup of the writing task). Fills `out` with
- * up to `max` entries, most drops first; returns how many, or -errno (-ENOENT: a suite of a
- * lowtrace without the map).
+ * lt_drop_cg: records lost per (probe, cgroup of the writing task), dropped or held back by a
+ * rate limit. Fills `out` with up to `max` entries that lost something, most lost first;
+ * returns how many, or -errno (-ENOENT: a suite of a lowtrace without the map).
  */
 struct lt_blame {
 	uint64_t cgroup_id;
 	uint64_t drops;
+	uint64_t throttled;
 	uint32_t probe; /* enum lt_probe_id */
 };
 int lt_blame_read(struct lt_blame *out, int max);
@@ -228,6 +231,7 @@ struct lt_probe_status {
 	bool loaded;
 	const char *hook;
 	uint32_t prog_id;
+	uint32_t rate; /* load --rate-limit: events/s per cgroup; 0: none */
 	struct lt_counts stat;
 };
 /* where per-object state lives (the pinned rodata's lt_cfg_local) */

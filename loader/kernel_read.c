@@ -224,6 +224,7 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 		sum->drops += v.drops;
 		sum->recovered += v.recovered;
 		sum->cg_full += v.cg_full;
+		sum->throttled += v.throttled;
 	}
 	for (int k = 0; k < LT_PROBE_PROGS && p->progs[k]; k++) {
 		struct bpf_prog_info pi = {};
@@ -927,6 +928,8 @@ int lt_read_status(struct lt_status *st)
 	    bpf_map_lookup_elem(fd, &key, rodata) == 0) {
 		st->filter_pid = cfg->lt_cfg_tgid;
 		st->filter_cgroup_id = cfg->lt_cfg_cgroup_id;
+		for (int i = 0; i < LT_PROBE_SLOTS; i++)
+			st->probe[i].rate = cfg->lt_cfg_rate[i];
 		read_state(&mi, rodata, st);
 	}
 	if (fd >= 0)
@@ -1042,9 +1045,10 @@ void lt_cg_close(struct lt_cg_reader *r)
 static int blame_cmp(const void *a, const void *b)
 {
 	const struct lt_blame *x = a, *y = b;
+	uint64_t nx = x->drops + x->throttled, ny = y->drops + y->throttled;
 
-	if (x->drops != y->drops)
-		return x->drops < y->drops ? 1 : -1;
+	if (nx != ny)
+		return nx < ny ? 1 : -1;
 	if (x->probe != y->probe)
 		return x->probe < y->probe ? -1 : 1;
 	return x->cgroup_id < y->cgroup_id ? -1 : x->cgroup_id > y->cgroup_id;
@@ -1055,16 +1059,30 @@ int lt_blame_read(struct lt_blame *out, int max)
 	static struct lt_blame all[LT_BLAME_MAX];
 	struct lt_blame_key key, next, *prev = NULL;
 	int fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_drop_cg"), n = 0, err = 0;
-	__u64 v;
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	/* a suite before rate limits keeps drops alone, a __u64 */
+	union {
+		struct lt_blame_val v;
+		__u64 drops;
+	} v;
 
 	if (fd < 0)
 		return -errno;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len) ||
+	    (mi.value_size != sizeof(v.v) && mi.value_size != sizeof(v.drops))) {
+		close(fd);
+		return -EINVAL;
+	}
 	while (n < LT_BLAME_MAX && bpf_map_get_next_key(fd, prev, &next) == 0) {
 		key = next;
 		prev = &key;
+		memset(&v, 0, sizeof(v));
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue; /* evicted meanwhile */
-		all[n++] = (struct lt_blame){ key.cgroup_id, v, key.probe };
+		if (!v.v.drops && !v.v.throttled)
+			continue; /* a rate-limit bucket that lost nothing */
+		all[n++] = (struct lt_blame){ key.cgroup_id, v.v.drops, v.v.throttled, key.probe };
 	}
 	if (n < LT_BLAME_MAX && errno != ENOENT)
 		err = -errno;

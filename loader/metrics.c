@@ -162,7 +162,7 @@ struct server {
 	char labels[96];
 	const struct lt_probe *cur; /* the aggregate being written */
 	struct by_state by;
-	struct lt_blame blame[LT_BLAME_MAX]; /* lt_drop_cg, most drops first */
+	struct lt_blame blame[LT_BLAME_MAX]; /* lt_drop_cg: losses per (probe, cgroup) */
 	struct lt_ident_cache blame_ids; /* their paths; opened at the first drop */
 	bool blame_ids_open;
 };
@@ -663,41 +663,54 @@ static bool suite_ready(struct server *s)
 	return stat(LT_PIN_DIR, &st) == 0 && suite_open(s) == LT_OK;
 }
 
+static int by_drops(const void *a, const void *b)
+{
+	const struct lt_blame *x = a, *y = b;
+
+	return x->drops < y->drops ? 1 : x->drops > y->drops ? -1 : 0;
+}
+
+static int by_throttled(const void *a, const void *b)
+{
+	const struct lt_blame *x = a, *y = b;
+
+	return x->throttled < y->throttled ? 1 : x->throttled > y->throttled ? -1 : 0;
+}
+
 /*
- * Drops per probe and cgroup of the task whose record found the ring full: the
- * BLAME_SERIES largest (probe, cgroup) pairs, then the rest per probe under
- * cgroup="other". The LRU map forgets pairs that stopped dropping, so a
- * series can go; one that stays only grows.
+ * One family of losses per probe and cgroup of the task the record was for
+ * (s->blame: `n` entries): the BLAME_SERIES largest (probe, cgroup) pairs with
+ * any, then the rest per probe under cgroup="other". The LRU map forgets pairs
+ * that stopped losing, so a series can go; one that stays only grows.
  */
-static void put_blame(struct server *s)
+static void put_blame_family(struct server *s, int n, const char *metric, const char *help,
+			     bool throttled)
 {
 	static const struct lt_ident_cfg cfg = { .cap = 1024, .pid_cap = 1 };
 	struct lt_buf *b = s->body;
 	uint64_t other[LT_PROBE_SLOTS] = {}, now = lt_now_ns(CLOCK_MONOTONIC);
-	int n = lt_blame_read(s->blame, LT_BLAME_MAX);
+	int shown = 0;
 
-	if (n < 0)
-		return; /* a suite without lt_drop_cg */
-	help_type(b, "lowtrace_drops_by_cgroup_total", "counter",
-		  "Records the ring had no room for, per probe and cgroup v2 path of the task they "
-		  "were for (the " STR(BLAME_SERIES) " largest; the rest per probe in "
-		  "cgroup=\"other\").");
-	if (n && !s->blame_ids_open)
-		s->blame_ids_open = !lt_ident_open(&s->blame_ids, &cfg);
+	help_type(b, metric, "counter", help);
+	qsort(s->blame, n, sizeof(s->blame[0]), throttled ? by_throttled : by_drops);
 	for (int i = 0; i < n; i++) {
 		const struct lt_probe *p = lt_probe_by_id(s->blame[i].probe);
+		uint64_t v = throttled ? s->blame[i].throttled : s->blame[i].drops;
 		const struct lt_ident *id;
 
-		if (!p)
+		if (!p || !v)
 			continue;
-		if (i >= BLAME_SERIES) {
-			other[s->blame[i].probe % LT_PROBE_SLOTS] += s->blame[i].drops;
+		if (shown++ >= BLAME_SERIES) {
+			other[s->blame[i].probe % LT_PROBE_SLOTS] += v;
 			continue;
 		}
+		if (!s->blame_ids_open)
+			s->blame_ids_open = !lt_ident_open(&s->blame_ids, &cfg);
 		/* a cgroup made since the cache opened is found by a rescan (the clock paces them) */
 		id = s->blame_ids_open ? lt_ident_get(&s->blame_ids, s->blame[i].cgroup_id, 0, now)
 				       : NULL;
-		lt_put_s(b, "lowtrace_drops_by_cgroup_total{probe=\"");
+		lt_put_s(b, metric);
+		lt_put_s(b, "{probe=\"");
 		lt_put_s(b, p->name);
 		lt_put_s(b, "\",cgroup=\"");
 		if (id) {
@@ -707,7 +720,7 @@ static void put_blame(struct server *s)
 			lt_put_u64(b, s->blame[i].cgroup_id);
 		}
 		lt_put_s(b, "\"} ");
-		lt_put_u64(b, s->blame[i].drops);
+		lt_put_u64(b, v);
 		lt_put_c(b, '\n');
 	}
 	for (unsigned int k = 0; k < LT_PROBE_SLOTS; k++) {
@@ -715,12 +728,35 @@ static void put_blame(struct server *s)
 
 		if (!other[k] || !p)
 			continue;
-		lt_put_s(b, "lowtrace_drops_by_cgroup_total{probe=\"");
+		lt_put_s(b, metric);
+		lt_put_s(b, "{probe=\"");
 		lt_put_s(b, p->name);
 		lt_put_s(b, "\",cgroup=\"other\"} ");
 		lt_put_u64(b, other[k]);
 		lt_put_c(b, '\n');
 	}
+}
+
+/* Records lost per probe and cgroup: dropped (ring full), held back by a rate limit. */
+static void put_blame(struct server *s)
+{
+	int n = lt_blame_read(s->blame, LT_BLAME_MAX);
+
+	if (n < 0)
+		return; /* a suite without lt_drop_cg */
+	put_blame_family(
+		s, n, "lowtrace_drops_by_cgroup_total",
+		"Records the ring had no room for, per probe and cgroup v2 path of the task "
+		"they were for (the " STR(BLAME_SERIES) " largest; the rest per probe in "
+							"cgroup=\"other\").",
+		false);
+	put_blame_family(
+		s, n, "lowtrace_throttled_by_cgroup_total",
+		"Events a rate limit (load --rate-limit) held back, per probe and cgroup v2 "
+		"path of the task they were for (the " STR(
+			BLAME_SERIES) " largest; the "
+				      "rest per probe in cgroup=\"other\").",
+		true);
 }
 
 /* the whole exposition into s->body; an error status when the suite is gone */
@@ -744,6 +780,9 @@ static int scrape(struct server *s)
 		     "Records the kernel could not write (ring full, or no room for an event's "
 		     "state) or updates it could not make (map full), per probe.",
 		     offsetof(struct lt_counts, drops));
+	put_counters(s, "lowtrace_throttled_total",
+		     "Events a rate limit (load --rate-limit) held back, per probe.",
+		     offsetof(struct lt_counts, throttled));
 	put_counters(s, "lowtrace_missed_total",
 		     "Events the kernel skipped the probe for (it was already running on that CPU) "
 		     "and no fallback took over, per probe.",
@@ -1207,7 +1246,9 @@ static void help_metrics(void)
 	       "    lowtrace_drops_total{probe}, lowtrace_missed_total{probe} (events the\n"
 	       "    kernel skipped the probe for), lowtrace_drops_by_cgroup_total{probe,cgroup}\n"
 	       "    (ring drops per cgroup path of the writing task: the 50 largest, the\n"
-	       "    rest of a probe's in cgroup=\"other\"), lowtrace_map_entries{probe,map} and\n"
+	       "    rest of a probe's in cgroup=\"other\"), lowtrace_throttled_total{probe}\n"
+	       "    and lowtrace_throttled_by_cgroup_total{probe,cgroup} (events a rate limit\n"
+	       "    held back, the same way), lowtrace_map_entries{probe,map} and\n"
 	       "    lowtrace_map_max_entries{probe,map} (gauges: how full each loaded probe's\n"
 	       "    stateful maps are; no sample where the kernel cannot tell, as for task and\n"
 	       "    socket local storage), lowtrace_map_memory_bytes{probe,map} (their kernel\n"

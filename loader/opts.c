@@ -48,6 +48,7 @@ static const struct opt_desc descs[] = {
 	OPT("state", LT_O_STATE, STR),
 	OPT_NUM("max-threads", LT_O_MAX_THREADS, 1u << 22, true, ZERO_AT_LEAST_1),
 	OPT_NUM("max-conns", LT_O_MAX_CONNS, 1u << 24, true, ZERO_AT_LEAST_1),
+	OPT("rate-limit", LT_O_RATE_LIMIT, STR),
 	OPT("json", LT_O_JSON, FLAG),
 	OPT("text", LT_O_TEXT, FLAG),
 	OPT("type", LT_O_TYPE, STR),
@@ -482,7 +483,11 @@ const char lt_load_opts_help[] =
 	"                         once (default: kernel.threads-max, at most 65536)\n"
 	"    --max-conns N        bounded hashes: TCP sockets tracked at once; a loopback\n"
 	"                         connection is two (default 65536). A full hash is counted\n"
-	"                         as drops\n";
+	"                         as drops\n"
+	"    --rate-limit LIST    per-cgroup rate limits of record probes, e.g.\n"
+	"                         exec=2000/s,open=50000/s: each cgroup may have that many\n"
+	"                         records of the probe per second (bursts up to a second's\n"
+	"                         worth); the rest are counted as throttled, never silent\n";
 
 void lt_print_probes(FILE *f)
 {
@@ -507,6 +512,54 @@ void lt_load_defaults(struct lt_load_opts *o)
 	o->state = LT_STATE_AUTO;
 	o->max_threads = 0; /* lt_default_max_threads(), at load */
 	o->max_conns = LT_MAX_CONNS_DEFAULT;
+}
+
+#define LT_RATE_MAX 1000000000u
+
+/* --rate-limit exec=2000/s,open=50000/s into o->rate (by probe id); prints the error */
+static int parse_rate_limit(struct lt_load_opts *o, const char *s)
+{
+	memset(o->rate, 0, sizeof(o->rate));
+	while (*s) {
+		size_t n = strcspn(s, ","), name_len = strcspn(s, "=,");
+		const struct lt_probe *p = lt_probe_by_name(s, name_len);
+		const char *num = s + name_len + 1, *end = s + n;
+		unsigned long long rate = 0;
+		const char *q = num;
+
+		if (name_len >= n)
+			return lt_error(LT_USAGE, "--rate-limit: '%.*s' is not PROBE=N/s", (int)n,
+					s);
+		if (!p || p->cmd)
+			return lt_error(LT_USAGE, "--rate-limit: unknown probe '%.*s'",
+					(int)name_len, s);
+		if (!p->type)
+			return lt_error(LT_USAGE,
+					"--rate-limit: %s writes no records (an aggregate probe: "
+					"nothing to hold back)",
+					p->name);
+		for (; q < end && *q >= '0' && *q <= '9'; q++)
+			if (rate <= LT_RATE_MAX) /* past it: an error below, whatever follows */
+				rate = rate * 10 + (unsigned long long)(*q - '0');
+		if (q == num || (q < end && !(end - q == 2 && !strncmp(q, "/s", 2))))
+			return lt_error(LT_USAGE, "--rate-limit: '%.*s' is not PROBE=N/s", (int)n,
+					s);
+		if (!rate || rate > LT_RATE_MAX)
+			return lt_error(LT_USAGE,
+					"--rate-limit: %s: the rate must be 1 to %u events/s per "
+					"cgroup",
+					p->name, LT_RATE_MAX);
+		if (o->rate[p->id])
+			return lt_error(LT_USAGE, "--rate-limit: %s given twice", p->name);
+		o->rate[p->id] = rate;
+		s = end;
+		if (*s == ',' && *++s == 0)
+			break;
+	}
+	for (int i = 0; i < LT_PROBE_SLOTS; i++)
+		if (o->rate[i])
+			return LT_OK;
+	return lt_error(LT_USAGE, "--rate-limit: empty list");
 }
 
 int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
@@ -550,6 +603,8 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 	case LT_O_MAX_CONNS:
 		o->max_conns = num;
 		return LT_OK;
+	case LT_O_RATE_LIMIT:
+		return parse_rate_limit(o, arg);
 	}
 	return -1;
 }
@@ -561,5 +616,10 @@ int lt_load_check(const struct lt_load_opts *o)
 	if (o->sys_per_pid && sys && !(o->probes >> (sys - lt_probes) & 1))
 		return lt_error(LT_USAGE, "load: --per-pid needs --probes with syscalls (it splits "
 					  "the syscalls histograms per process)");
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (o->rate[lt_probes[i].id] && !(o->probes >> i & 1))
+			return lt_error(LT_USAGE,
+					"--rate-limit: %s is not loaded (add it to --probes)",
+					lt_probes[i].name);
 	return LT_OK;
 }

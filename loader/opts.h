@@ -53,6 +53,7 @@ enum lt_opt_key {
 	LT_O_CONTAINER,
 	LT_O_UNIT,
 	LT_O_IDENT_CAP,
+	LT_O_RATE_LIMIT,
 };
 
 /*

@@ -536,7 +536,9 @@ const struct lt_probe lt_lost_record = {
 			F_INT(lt_lost, count, "count"),
 			F_INT(lt_lost, first_ts_ns, "first_ts_ns"),
 			F_INT(lt_lost, last_ts_ns, "last_ts_ns"),
+			F_INT(lt_lost, throttled, "throttled"),
 			F_END,
 		},
-	.about = "records of a probe the ring had no room for on one CPU",
+	.about = "records of a probe not written on one CPU: the ring had no room (count), or "
+		 "the rate limit held them back (throttled)",
 };

@@ -190,7 +190,7 @@ struct source {
  */
 static void report_losses(struct source *src, const char *when)
 {
-	struct growth drops = {}, missed = {};
+	struct growth drops = {}, missed = {}, throttled = {};
 
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		struct lt_counts st;
@@ -200,8 +200,10 @@ static void report_losses(struct source *src, const char *when)
 			continue;
 		grew(&drops, lt_probes[i].name, st.drops, l->drops);
 		grew(&missed, lt_probes[i].name, st.missed, l->missed);
-		if (st.drops != l->drops || st.missed != l->missed) {
-			struct lt_seen seen = { st.drops, st.missed };
+		grew(&throttled, lt_probes[i].name, st.throttled, l->throttled);
+		if (st.drops != l->drops || st.missed != l->missed ||
+		    st.throttled != l->throttled) {
+			struct lt_seen seen = { st.drops, st.missed, st.throttled };
 
 			lt_seen_write(src->h, lt_probes[i].id, &seen);
 		}
@@ -216,6 +218,9 @@ static void report_losses(struct source *src, const char *when)
 			"lowtrace: kernel skipped probes %llu times%s (already running on that "
 			"CPU; records may be missing):%s\n",
 			(unsigned long long)missed.total, when, missed.list);
+	if (throttled.total)
+		fprintf(stderr, "lowtrace: rate limits held back %llu events%s:%s\n",
+			(unsigned long long)throttled.total, when, throttled.list);
 }
 
 static void source_close(struct source *src)
@@ -244,6 +249,7 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 		memset(&src->last[lt_probes[i].id], 0, sizeof(src->last[0]));
 		src->last[lt_probes[i].id].drops = seen.drops;
 		src->last[lt_probes[i].id].missed = seen.missed;
+		src->last[lt_probes[i].id].throttled = seen.throttled;
 	}
 	report_losses(src, " before this consumer started");
 	src->ring = lt_ring_open(h->ring_fd, on_sample, s);
@@ -533,25 +539,12 @@ static int run_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_run(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,
-				    LT_O_PID,
-				    LT_O_CGROUP,
-				    LT_O_RINGBUF,
-				    LT_O_JSON,
-				    LT_O_TEXT,
-				    LT_O_TYPE,
-				    LT_O_COUNT,
-				    LT_O_DURATION,
-				    LT_O_STATE,
-				    LT_O_MAX_THREADS,
-				    LT_O_MAX_CONNS,
-				    LT_O_CONTAINER,
-				    LT_O_UNIT,
-				    LT_O_IDENT_CAP,
-				    LT_O_OUTPUT,
-				    LT_O_ROTATE_SIZE,
-				    LT_O_ROTATE_KEEP,
-				    0 };
+	static const int keys[] = {
+		LT_O_PROBES,	  LT_O_PID,	  LT_O_CGROUP,	    LT_O_RINGBUF,     LT_O_JSON,
+		LT_O_TEXT,	  LT_O_TYPE,	  LT_O_COUNT,	    LT_O_DURATION,    LT_O_STATE,
+		LT_O_MAX_THREADS, LT_O_MAX_CONNS, LT_O_RATE_LIMIT,  LT_O_CONTAINER,   LT_O_UNIT,
+		LT_O_IDENT_CAP,	  LT_O_OUTPUT,	  LT_O_ROTATE_SIZE, LT_O_ROTATE_KEEP, 0
+	};
 	static struct stream s = { .rotate_keep = 5 };
 	struct run_cli c = { .s = &s };
 	struct lt_handles h;
@@ -560,6 +553,8 @@ int cmd_run(int argc, char **argv)
 
 	lt_load_defaults(&c.load);
 	err = lt_opts_parse(argc, argv, keys, help_run, run_opt, &c);
+	if (!err)
+		err = lt_load_check(&c.load);
 	if (!err)
 		err = rotate_check(&s, "run");
 	if (err)

@@ -153,17 +153,17 @@ static void print_blame_text(void)
 
 	blame_load(&v);
 	if (v.n)
-		printf("drops by cgroup (most first)\n%-12s %12s %-20s %s\n", "PROBE", "DROPS",
-		       "CGROUP_ID", "CGROUP");
+		printf("losses by cgroup (most first)\n%-12s %12s %12s %-20s %s\n", "PROBE",
+		       "DROPS", "THROTTLED", "CGROUP_ID", "CGROUP");
 	for (int i = 0; i < v.n; i++) {
 		struct lt_buf b = { buf, 0, sizeof(buf) };
 		const struct lt_probe *p = lt_probe_by_id(v.top[i].probe);
 
 		if (!blame_path(&v, v.top[i].cgroup_id, &b, false))
 			lt_put_s(&b, "-");
-		printf("%-12s %12llu %-20llu %.*s\n", p ? p->name : "?",
-		       (unsigned long long)v.top[i].drops, (unsigned long long)v.top[i].cgroup_id,
-		       (int)b.len, buf);
+		printf("%-12s %12llu %12llu %-20llu %.*s\n", p ? p->name : "?",
+		       (unsigned long long)v.top[i].drops, (unsigned long long)v.top[i].throttled,
+		       (unsigned long long)v.top[i].cgroup_id, (int)b.len, buf);
 	}
 	blame_free(&v);
 }
@@ -181,12 +181,33 @@ static void print_blame_json(void)
 
 		if (!blame_path(&v, v.top[i].cgroup_id, &b, true))
 			lt_put_s(&b, "null");
-		printf("%s{\"probe\":\"%s\",\"cgroup_id\":%llu,\"cgroup\":%.*s,\"drops\":%llu}",
+		printf("%s{\"probe\":\"%s\",\"cgroup_id\":%llu,\"cgroup\":%.*s,\"drops\":%llu,"
+		       "\"throttled\":%llu}",
 		       i ? "," : "", p ? p->name : "?", (unsigned long long)v.top[i].cgroup_id,
-		       (int)b.len, buf, (unsigned long long)v.top[i].drops);
+		       (int)b.len, buf, (unsigned long long)v.top[i].drops,
+		       (unsigned long long)v.top[i].throttled);
 	}
 	printf("]");
 	blame_free(&v);
+}
+
+/* load --rate-limit: shown only when a probe has one */
+static void print_rates_text(const struct lt_status *st)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
+
+		if (!ps->loaded || !ps->rate)
+			continue;
+		if (!any)
+			printf("rate limits (per cgroup)\n%-12s %12s %12s\n", "PROBE", "EVENTS/S",
+			       "THROTTLED");
+		any = true;
+		printf("%-12s %12u %12llu\n", lt_probes[i].name, ps->rate,
+		       (unsigned long long)ps->stat.throttled);
+	}
 }
 
 static const char *state_json(enum lt_state_kind k)
@@ -275,6 +296,7 @@ static void print_status_text(const struct lt_status *st)
 		       ps->prog_id, (unsigned long long)ps->stat.events,
 		       (unsigned long long)ps->stat.drops, (unsigned long long)ps->stat.missed);
 	}
+	print_rates_text(st);
 	print_maps_text(st);
 	print_blame_text();
 }
@@ -331,12 +353,13 @@ static void print_status_json(const struct lt_status *st)
 		       ps->loaded ? "true" : "false");
 		if (ps->loaded)
 			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu,"
-			       "\"missed\":%llu,\"recovered\":%llu,\"run_cnt\":%llu,"
-			       "\"run_time_ns\":%llu",
+			       "\"missed\":%llu,\"recovered\":%llu,\"throttled\":%llu,"
+			       "\"rate_limit\":%u,\"run_cnt\":%llu,\"run_time_ns\":%llu",
 			       ps->hook, ps->prog_id, (unsigned long long)ps->stat.events,
 			       (unsigned long long)ps->stat.drops,
 			       (unsigned long long)ps->stat.missed,
 			       (unsigned long long)ps->stat.recovered,
+			       (unsigned long long)ps->stat.throttled, ps->rate,
 			       (unsigned long long)ps->stat.run_cnt,
 			       (unsigned long long)ps->stat.run_time_ns);
 		if (ps->loaded) {
@@ -469,17 +492,9 @@ static int load_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_load(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,
-				    LT_O_PID,
-				    LT_O_CGROUP,
-				    LT_O_RINGBUF,
-				    LT_O_REPLACE,
-				    LT_O_PER_PID,
-				    LT_O_STATE,
-				    LT_O_MAX_THREADS,
-				    LT_O_MAX_CONNS,
-				    LT_O_CONFIG,
-				    0 };
+	static const int keys[] = { LT_O_PROBES,    LT_O_PID,	     LT_O_CGROUP, LT_O_RINGBUF,
+				    LT_O_REPLACE,   LT_O_PER_PID,    LT_O_STATE,  LT_O_MAX_THREADS,
+				    LT_O_MAX_CONNS, LT_O_RATE_LIMIT, LT_O_CONFIG, 0 };
 	struct lt_load_opts o;
 	struct lt_suite *s;
 	struct lt_status st;

@@ -50,17 +50,22 @@ struct {
 	__type(value, struct lt_cg_count);
 } lt_cg_counts __weak SEC(".maps");
 
-/* failed ring reserves per (probe, cgroup of the task): who filled the ring (status, metrics) */
+/*
+ * Per (probe, cgroup of the task): the records lost for it, dropped (who filled the ring)
+ * or held back by a rate limit, and its rate-limit bucket (status, metrics)
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, LT_BLAME_MAX);
 	__type(key, struct lt_blame_key);
-	__type(value, __u64);
+	__type(value, struct lt_blame_val);
 } lt_drop_cg __weak SEC(".maps");
 
 /* Set by the loader before load; read-only afterwards. */
 const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
+/* load --rate-limit: events per second each cgroup may have recorded per probe; 0: no limit */
+const volatile __u32 lt_cfg_rate[LT_PROBE_SLOTS] __weak = {};
 
 /* True when a load-time filter is set: an event whose process is unknown is then skipped. */
 static __always_inline bool lt_filtering(void)
@@ -166,34 +171,93 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->cgroup_id = bpf_get_current_cgroup_id();
 }
 
+/* The (probe, current cgroup) entry of lt_drop_cg, created empty if missing; NULL: none. */
+static __always_inline struct lt_blame_val *lt_blame_of(__u32 probe)
+{
+	struct lt_blame_key k = { .cgroup_id = bpf_get_current_cgroup_id(), .probe = probe };
+	struct lt_blame_val *v = bpf_map_lookup_elem(&lt_drop_cg, &k);
+
+	if (v)
+		return v;
+	{
+		struct lt_blame_val zero = {};
+
+		/* -EEXIST: another CPU added it first; the lookup finds it */
+		bpf_map_update_elem(&lt_drop_cg, &k, &zero, BPF_NOEXIST);
+	}
+	return bpf_map_lookup_elem(&lt_drop_cg, &k);
+}
+
+/* One more loss in this CPU's window of the probe (lt_reserve reports it). */
+static __always_inline void lt_window(struct lt_stat *st, __u64 now)
+{
+	if (!st->lost_count)
+		st->lost_first_ns = now;
+	st->lost_last_ns = now;
+	st->lost_count++;
+}
+
 /*
  * A failed reserve: a drop, one more in this CPU's loss window of the probe, and
- * one against the current task's cgroup (lt_drop_cg; only this path touches it).
+ * one against the current task's cgroup (lt_drop_cg).
  */
 static __always_inline void lt_drop(struct lt_stat *st, __u32 probe)
 {
-	struct lt_blame_key k = { .cgroup_id = bpf_get_current_cgroup_id(), .probe = probe };
-	__u64 now = bpf_ktime_get_ns(), one = 1, *v;
+	struct lt_blame_val *v;
 
 	if (st) {
 		st->drops++;
-		if (!st->lost_count)
-			st->lost_first_ns = now;
-		st->lost_last_ns = now;
-		st->lost_count++;
+		lt_window(st, bpf_ktime_get_ns());
 	}
-	v = bpf_map_lookup_elem(&lt_drop_cg, &k);
-	if (!v && bpf_map_update_elem(&lt_drop_cg, &k, &one, BPF_NOEXIST) == 0)
-		return;
-	if (!v)
-		v = bpf_map_lookup_elem(&lt_drop_cg, &k); /* another CPU added it first */
+	v = lt_blame_of(probe);
 	if (v)
-		__sync_fetch_and_add(v, 1);
+		__sync_fetch_and_add(&v->drops, 1);
+}
+
+/* A rate limit lets a cgroup run this far ahead of its schedule: one second's events at once. */
+#define LT_RATE_BURST_NS 1000000000ull
+
+/*
+ * load --rate-limit: is this event over its cgroup's rate for the probe? A virtual
+ * schedule per (probe, cgroup) in lt_drop_cg (GCRA, the token bucket as one time): each
+ * event it lets through moves the cgroup's due time 1/rate on, and an event is held back
+ * while that time is a second or more ahead. So a storm in one cgroup cannot take another
+ * one's share of the ring. The schedule is read and written without a lock (5.10 has no
+ * cmpxchg): CPUs racing on one cgroup may let a few more events through, never fewer. A
+ * held-back event is counted as throttled, joins the loss window (lt_reserve) and is
+ * counted against the cgroup. Without a limit for the probe the verifier drops all this
+ * (the rate is a constant of the frozen .rodata).
+ */
+static __always_inline bool lt_throttled(struct lt_stat *st, __u32 probe)
+{
+	__u32 rate = probe < LT_PROBE_SLOTS ? lt_cfg_rate[probe] : 0;
+	struct lt_blame_val *v;
+	__u64 now, due;
+
+	if (!rate)
+		return false;
+	v = lt_blame_of(probe);
+	if (!v)
+		return false; /* no bucket (cannot happen in an LRU): not held back */
+	now = bpf_ktime_get_ns();
+	due = v->due_ns > now ? v->due_ns : now;
+	if (due - now < LT_RATE_BURST_NS) {
+		v->due_ns = due + 1000000000ull / rate;
+		return false;
+	}
+	__sync_fetch_and_add(&v->throttled, 1);
+	if (st) {
+		st->throttled++;
+		lt_window(st, now);
+		st->lost_throttled++;
+	}
+	return true;
 }
 
 /*
  * Reserve a record and fill its header; a failure is counted as a drop, never
- * silent, and joins this CPU's loss window of the probe. The next record the
+ * silent, and joins this CPU's loss window of the probe, as does an event the
+ * probe's rate limit holds back (lt_throttled). The next record the
  * probe writes here carries the window: a struct lt_lost just before it in the
  * ring, so a consumer sees where the stream has a hole. The lost record is
  * reserved first (the ring keeps reservation order) and given back if the
@@ -207,17 +271,20 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 	struct lt_lost *lost;
 	void *rec;
 
+	if (lt_throttled(st, probe))
+		return NULL;
 	if (st && st->lost_count) {
 		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
 		if (lost) {
-			__u64 n = st->lost_count;
+			__u64 n = st->lost_count, t = st->lost_throttled;
 
 			lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
 			lost->probe = probe;
 			__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
-			lost->count = n;
+			lost->count = n - t;
 			lost->first_ts_ns = st->lost_first_ns;
 			lost->last_ts_ns = st->lost_last_ns;
+			lost->throttled = t;
 			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 			if (!rec) {
 				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
@@ -228,6 +295,7 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 			bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
 			/* minus what it reported: a preempting program's drop stays counted */
 			st->lost_count -= n;
+			st->lost_throttled -= t;
 			lt_hdr_fill(rec, type, size);
 			return rec;
 		}

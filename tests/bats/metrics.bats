@@ -477,9 +477,52 @@ PY
 	run -0 jq -c '[.drops_by_cgroup[] | select(.probe == "exec") | [.cgroup, .drops]]' <<<"$output"
 	assert_output "[[\"$rel/storm\",$((drops - 4))],[\"$rel/calm\",4]]"
 	run -0 "$LT" status
-	assert_line --regexp "^exec +$((drops - 4)) +[0-9]+ +$rel/storm\$"
-	assert_line --regexp "^exec +4 +[0-9]+ +$rel/calm\$"
+	assert_line --regexp "^exec +$((drops - 4)) +0 +[0-9]+ +$rel/storm\$"
+	assert_line --regexp "^exec +4 +0 +[0-9]+ +$rel/calm\$"
 	run -0 scrape
 	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/storm\"} $((drops - 4))"
 	assert_line "lowtrace_drops_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/calm\"} 4"
+}
+
+@test "a rate limit keeps an exec storm to its cgroup: the calm one loses nothing; throttled is the storm's execs minus its records, in status, stream and metrics" {
+	local p="$CG2_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM" rel thr storm n
+	mkdir "$p" "$p/storm" "$p/calm"
+	LT_CGROUPS+=("$p/storm" "$p/calm" "$p") # removed in this order
+	rel=${p#"$CG2_ROOT"}
+	# a ring of 189 exec records and no consumer: without the limit the storm's 301 execs
+	# (its shell's and 300 /bin/true) fill it and calm's records are dropped (the test
+	# above); with 5/s per cgroup the storm writes 5 at once and 5 a second after that
+	run -0 "$LT" load --ringbuf-size 256K --probes exec --cgroup "$p" --rate-limit exec=5/s
+	execs "$p/storm" 300
+	execs "$p/calm" 3
+	thr=$(probe_field exec throttled)
+	[ "$thr" -gt 0 ]
+	run -0 status_json
+	run -0 jq -c '[.probes[] | select(.name == "exec") | .drops, .missed, .rate_limit],
+		[.drops_by_cgroup[] | [.probe, .cgroup, .drops, .throttled]]' <<<"$output"
+	assert_output "[0,0,5]
+[[\"exec\",\"$rel/storm\",0,$thr]]"
+	run -0 "$LT" status
+	assert_line --regexp "^exec +5 +$thr\$"
+	assert_line --regexp "^exec +0 +$thr +[0-9]+ +$rel/storm\$"
+	# the stream: every record, the storm's execs = its records + throttled, calm's all there;
+	# lost records carry the throttled windows (each before the next exec on its CPU), no drops
+	run --separate-stderr -0 timeout 20 "$LT" events --duration 2
+	OUT="$BATS_TEST_TMPDIR/ev.json"
+	printf '%s\n' "${lines[@]}" >"$OUT"
+	assert_equal "$stderr" "lowtrace: rate limits held back $thr events before this consumer started: exec=+$thr"
+	storm=$(count_records "$OUT" ".type == \"exec\" and .cgroup == \"$rel/storm\"")
+	assert_equal $((storm + thr)) 301
+	run -0 count_records "$OUT" ".type == \"exec\" and .cgroup == \"$rel/calm\""
+	assert_output 4
+	run -0 jq -s -c '[.[] | select(.type == "lost")] |
+		[length > 0, all(.probe == "exec" and .count == 0),
+		 ([.[].throttled] | add) <= '"$thr"']' "$OUT"
+	assert_output "[true,true,true]"
+	serve
+	run -0 scrape
+	assert_line "lowtrace_throttled_total{probe=\"exec\"} $thr"
+	assert_line "lowtrace_throttled_by_cgroup_total{probe=\"exec\",cgroup=\"$rel/storm\"} $thr"
+	n=$(grep -c "cgroup=\"$rel/calm\"" <<<"$output" || true)
+	assert_equal "$n" 0
 }

@@ -200,3 +200,25 @@ load helpers
 	done
 	[ "$n" -ge 30 ]
 }
+
+@test "--rate-limit: a bad list is one error line naming what is wrong, load and run alike" {
+	local cmd
+	for cmd in load run; do
+		lt_fails 2 "$cmd" --rate-limit exec
+		assert_equal "$stderr" "lowtrace: --rate-limit: 'exec' is not PROBE=N/s"
+		lt_fails 2 "$cmd" --rate-limit exec=5/m
+		assert_equal "$stderr" "lowtrace: --rate-limit: 'exec=5/m' is not PROBE=N/s"
+		lt_fails 2 "$cmd" --rate-limit exec=0/s
+		assert_equal "$stderr" "lowtrace: --rate-limit: exec: the rate must be 1 to 1000000000 events/s per cgroup"
+		lt_fails 2 "$cmd" --rate-limit exec=99999999999/s
+		assert_equal "$stderr" "lowtrace: --rate-limit: exec: the rate must be 1 to 1000000000 events/s per cgroup"
+		lt_fails 2 "$cmd" --rate-limit syscalls=5/s
+		assert_equal "$stderr" "lowtrace: --rate-limit: syscalls writes no records (an aggregate probe: nothing to hold back)"
+		lt_fails 2 "$cmd" --rate-limit nosuch=1/s
+		assert_equal "$stderr" "lowtrace: --rate-limit: unknown probe 'nosuch'"
+		lt_fails 2 "$cmd" --rate-limit exec=1/s,exec=2/s
+		assert_equal "$stderr" "lowtrace: --rate-limit: exec given twice"
+		lt_fails 2 "$cmd" --probes fork --rate-limit exec=5/s
+		assert_equal "$stderr" "lowtrace: --rate-limit: exec is not loaded (add it to --probes)"
+	done
+}

@@ -182,9 +182,11 @@ int main(void)
 
 	/* 6. a lost record: exact, and an older (shorter) one reads its missing tail as zero */
 	{
-		struct lt_lost l = {
-			.probe = LT_PROBE_EXEC, .count = 3, .first_ts_ns = 10, .last_ts_ns = 20
-		};
+		struct lt_lost l = { .probe = LT_PROBE_EXEC,
+				     .count = 3,
+				     .first_ts_ns = 10,
+				     .last_ts_ns = 20,
+				     .throttled = 7 };
 		const struct lt_lost *o = (const void *)&out;
 		struct lt_decode_stats s0 = st;
 
@@ -200,6 +202,12 @@ int main(void)
 		ok(p && o->count == 3 && o->first_ts_ns == 10 && o->last_ts_ns == 0 &&
 			   st.older == s0.older + 1,
 		   "a short lost record: what it lacked reads as zero");
+		/* the record before rate limits: 64 bytes, no throttled */
+		hdr(&l, LT_TYPE_LOST, offsetof(struct lt_lost, throttled));
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(&l, sizeof(l), &out, &st);
+		ok(p && o->count == 3 && o->last_ts_ns == 20 && o->throttled == 0,
+		   "a lost record before rate limits: throttled reads as zero");
 	}
 
 	/* 7. records of the previous layout: 24-byte header, u32 cpu, no cgroup id */

@@ -208,7 +208,7 @@ static void help(void)
 			"    ret; tcp: comm family saddr daddr sport dport direction tx_bytes\n"
 			"    rx_bytes duration_ns; tcp_retrans: comm family saddr daddr sport "
 			"dport\n"
-			"    state; lost: probe count first_ts_ns last_ts_ns.\n"),
+			"    state; lost: probe count first_ts_ns last_ts_ns throttled.\n"),
 	   "events -h field list, wrapped at 76 columns");
 	free(s);
 }
