@@ -87,6 +87,14 @@ struct lt_hdr {
 /* lt_exec.flags */
 #define LT_EXEC_ARGS_TRUNC (1u << 0)
 #define LT_EXEC_FILENAME_TRUNC (1u << 1)
+/*
+ * Shed: written short because the ring was three quarters full (load sheds unless
+ * --no-shed): args cut at LT_SHED_ARGS, and the namespace fields (pid_ns .. _pad1) follow
+ * them at the end of the record instead of after the full args. The decoder moves them
+ * back; the record is LT_EXEC_SHED_SIZE bytes.
+ */
+#define LT_EXEC_ARGS_SHED (1u << 2)
+#define LT_SHED_ARGS 128
 
 struct lt_exec {
 	struct lt_hdr hdr;
@@ -162,6 +170,10 @@ enum lt_open_call {
 /* lt_open.rflags */
 #define LT_OPEN_PATH_TRUNC (1u << 0) /* path filled all LT_PATH_MAX - 1 bytes: maybe cut */
 #define LT_OPEN_PATH_FAULT (1u << 1) /* the path could not be read from the caller */
+/* shed (as exec's): the ring was three quarters full, the path is cut at LT_SHED_PATH bytes
+ * and the record is LT_OPEN_SHED_SIZE bytes long */
+#define LT_OPEN_PATH_SHED (1u << 2)
+#define LT_SHED_PATH 64
 
 #define LT_PATH_MAX 256
 
@@ -265,6 +277,8 @@ struct lt_stat {
 	 * part of the window above that is theirs (lost_count counts both) */
 	__u64 throttled;
 	__u64 lost_throttled;
+	/* records written short because the ring was three quarters full (exec, open) */
+	__u64 shed;
 };
 
 /*
@@ -349,6 +363,7 @@ struct lt_seen {
 	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)                   \
 	M(lt_stat, cg_full) M(lt_stat, lost_count) M(lt_stat, lost_first_ns)                   \
 	M(lt_stat, lost_last_ns) M(lt_stat, throttled) M(lt_stat, lost_throttled)               \
+	M(lt_stat, shed)                                                                       \
 	S(lt_cg_count) M(lt_cg_count, n) S(lt_blame_key) M(lt_blame_key, cgroup_id)              \
 	M(lt_blame_key, probe) M(lt_blame_key, _pad0) S(lt_blame_val) M(lt_blame_val, drops)     \
 	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)
@@ -362,7 +377,13 @@ LT_ASSERT_OFF(struct lt_hdr, ts_ns, 8);
 LT_ASSERT_OFF(struct lt_hdr, tid, 20);
 LT_ASSERT_OFF(struct lt_hdr, cgroup_id, 24);
 
+/* a shed exec: everything up to args, LT_SHED_ARGS of them, then pid_ns .. _pad1 */
+#define LT_EXEC_NS_SIZE (sizeof(struct lt_exec) - __builtin_offsetof(struct lt_exec, pid_ns))
+#define LT_EXEC_SHED_SIZE (__builtin_offsetof(struct lt_exec, args) + LT_SHED_ARGS + LT_EXEC_NS_SIZE)
+#define LT_OPEN_SHED_SIZE (__builtin_offsetof(struct lt_open, path) + LT_SHED_PATH)
+
 _Static_assert(sizeof(struct lt_exec) == 1376, "lt_exec size");
+_Static_assert(LT_EXEC_SHED_SIZE == 480 && LT_OPEN_SHED_SIZE == 136, "shed sizes");
 LT_ASSERT_OFF(struct lt_exec, cgroup_id, 48);
 LT_ASSERT_OFF(struct lt_exec, flags, 60);
 LT_ASSERT_OFF(struct lt_exec, comm, 64);
@@ -419,7 +440,7 @@ LT_ASSERT_OFF(struct lt_lost, first_ts_ns, 48);
 LT_ASSERT_OFF(struct lt_lost, last_ts_ns, 56);
 LT_ASSERT_OFF(struct lt_lost, throttled, 64);
 
-_Static_assert(sizeof(struct lt_stat) == 72, "lt_stat size");
+_Static_assert(sizeof(struct lt_stat) == 80, "lt_stat size");
 LT_ASSERT_OFF(struct lt_stat, lost_count, 32);
 LT_ASSERT_OFF(struct lt_stat, throttled, 56);
 _Static_assert(sizeof(struct lt_blame_val) == 24, "lt_blame_val size");

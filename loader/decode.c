@@ -42,6 +42,22 @@ static const struct lt_probe *decode_v0(const unsigned char *data, size_t avail,
 	return p;
 }
 
+/*
+ * A shed exec (LT_EXEC_ARGS_SHED): its namespace fields follow the cut args at
+ * the end of the record; they go back where the full layout has them.
+ */
+static void unshed_exec(struct lt_rec *out, size_t size)
+{
+	struct lt_exec *e = (struct lt_exec *)out->raw;
+	unsigned char *tail = out->raw + size - LT_EXEC_NS_SIZE;
+
+	if (!(e->flags & LT_EXEC_ARGS_SHED) || size < LT_EXEC_SHED_SIZE ||
+	    size > offsetof(struct lt_exec, pid_ns))
+		return;
+	memcpy(&e->pid_ns, tail, LT_EXEC_NS_SIZE);
+	memset(tail, 0, LT_EXEC_NS_SIZE);
+}
+
 const struct lt_probe *lt_decode(const void *data_, size_t avail, struct lt_rec *out,
 				 struct lt_decode_stats *st)
 {
@@ -72,6 +88,8 @@ const struct lt_probe *lt_decode(const void *data_, size_t avail, struct lt_rec 
 		/* older producer: what it did not know reads as zero */
 		memcpy(out, data, h.size);
 		memset(out->raw + h.size, 0, p->rec_size - h.size);
+		if (h.type == LT_TYPE_EXEC)
+			unshed_exec(out, h.size);
 		st->older++;
 	} else {
 		/* newer producer: keep what we know, skip its additions */

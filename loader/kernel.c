@@ -453,6 +453,7 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
 		s->skel->rodata->lt_cfg_rate[i] = o->rate[i];
+	s->skel->rodata->lt_cfg_shed = !o->no_shed;
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (!err)

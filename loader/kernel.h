@@ -35,6 +35,7 @@ struct lt_load_opts {
 	uint32_t max_threads; /* bounded hashes: entries of each per-thread map (0: default) */
 	uint32_t max_conns; /* bounded hashes: entries of the tcp map */
 	uint32_t rate[LT_PROBE_SLOTS]; /* --rate-limit: events/s per cgroup, by probe id; 0: none */
+	bool no_shed; /* --no-shed: exec and open records are never written short */
 };
 
 /* --max-threads' default: kernel.threads-max, at most LT_MAX_THREADS_CAP */
@@ -122,6 +123,7 @@ struct lt_counts {
 	uint64_t recovered; /* events a fallback program took over (see progs/tcp.bpf.c) */
 	uint64_t cg_full; /* exec, exit, fork: not counted per cgroup, lt_cg_counts full */
 	uint64_t throttled; /* events the probe's rate limit held back (load --rate-limit) */
+	uint64_t shed; /* records written short: the ring was three quarters full (exec, open) */
 	/* events the kernel skipped the probe for (it was already running on that
 	 * CPU) and nothing took over: up to this many records may be missing */
 	uint64_t missed;

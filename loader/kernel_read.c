@@ -225,6 +225,7 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 		sum->recovered += v.recovered;
 		sum->cg_full += v.cg_full;
 		sum->throttled += v.throttled;
+		sum->shed += v.shed;
 	}
 	for (int k = 0; k < LT_PROBE_PROGS && p->progs[k]; k++) {
 		struct bpf_prog_info pi = {};

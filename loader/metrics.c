@@ -780,6 +780,10 @@ static int scrape(struct server *s)
 		     "Records the kernel could not write (ring full, or no room for an event's "
 		     "state) or updates it could not make (map full), per probe.",
 		     offsetof(struct lt_counts, drops));
+	put_counters(s, "lowtrace_shed_total",
+		     "Records written short (exec's argv, open's path cut) because the ring was "
+		     "three quarters full, per probe.",
+		     offsetof(struct lt_counts, shed));
 	put_counters(s, "lowtrace_throttled_total",
 		     "Events a rate limit (load --rate-limit) held back, per probe.",
 		     offsetof(struct lt_counts, throttled));
@@ -1248,7 +1252,8 @@ static void help_metrics(void)
 	       "    (ring drops per cgroup path of the writing task: the 50 largest, the\n"
 	       "    rest of a probe's in cgroup=\"other\"), lowtrace_throttled_total{probe}\n"
 	       "    and lowtrace_throttled_by_cgroup_total{probe,cgroup} (events a rate limit\n"
-	       "    held back, the same way), lowtrace_map_entries{probe,map} and\n"
+	       "    held back, the same way), lowtrace_shed_total{probe} (records written\n"
+	       "    short, the ring three quarters full), lowtrace_map_entries{probe,map} and\n"
 	       "    lowtrace_map_max_entries{probe,map} (gauges: how full each loaded probe's\n"
 	       "    stateful maps are; no sample where the kernel cannot tell, as for task and\n"
 	       "    socket local storage), lowtrace_map_memory_bytes{probe,map} (their kernel\n"

@@ -49,6 +49,7 @@ static const struct opt_desc descs[] = {
 	OPT_NUM("max-threads", LT_O_MAX_THREADS, 1u << 22, true, ZERO_AT_LEAST_1),
 	OPT_NUM("max-conns", LT_O_MAX_CONNS, 1u << 24, true, ZERO_AT_LEAST_1),
 	OPT("rate-limit", LT_O_RATE_LIMIT, STR),
+	OPT("no-shed", LT_O_NO_SHED, FLAG),
 	OPT("json", LT_O_JSON, FLAG),
 	OPT("text", LT_O_TEXT, FLAG),
 	OPT("type", LT_O_TYPE, STR),
@@ -487,7 +488,11 @@ const char lt_load_opts_help[] =
 	"    --rate-limit LIST    per-cgroup rate limits of record probes, e.g.\n"
 	"                         exec=2000/s,open=50000/s: each cgroup may have that many\n"
 	"                         records of the probe per second (bursts up to a second's\n"
-	"                         worth); the rest are counted as throttled, never silent\n";
+	"                         worth); the rest are counted as throttled, never silent\n"
+	"    --no-shed            drop exec and open records whole when the ring is full;\n"
+	"                         by default, once it is three quarters full they are\n"
+	"                         written short (argv cut at 128 bytes, the path at 64,\n"
+	"                         args_shed/path_shed true) so fewer are dropped\n";
 
 void lt_print_probes(FILE *f)
 {
@@ -605,6 +610,9 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 		return LT_OK;
 	case LT_O_RATE_LIMIT:
 		return parse_rate_limit(o, arg);
+	case LT_O_NO_SHED:
+		o->no_shed = true;
+		return LT_OK;
 	}
 	return -1;
 }

@@ -297,6 +297,8 @@ const struct lt_probe lt_probes[] = {
 			  F_ARGV(lt_exec, args, "args", args_len),
 			  F_FLAG(lt_exec, flags, "args_truncated", LT_EXEC_ARGS_TRUNC, LT_T_WORD,
 				 " ..."),
+			  F_FLAG(lt_exec, flags, "args_shed", LT_EXEC_ARGS_SHED, LT_T_WORD,
+				 " args_shed"),
 			  F_END,
 		  },
 	  .about = "program executions with filename and argv (tp_btf)" },
@@ -418,6 +420,8 @@ const struct lt_probe lt_probes[] = {
 			  /* text: "path=/et..." */
 			  F_FLAG(lt_open, rflags, "path_truncated", LT_OPEN_PATH_TRUNC, LT_T_WORD,
 				 "..."),
+			  F_FLAG(lt_open, rflags, "path_shed", LT_OPEN_PATH_SHED, LT_T_WORD,
+				 " path_shed"),
 			  F_FMT(lt_open, flags, "flags", TKEY("flags"), put_open_flags),
 			  F_OCTAL(lt_open, mode, "mode"),
 			  F_INT(lt_open, ret, "ret"),

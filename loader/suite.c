@@ -354,12 +354,14 @@ static void print_status_json(const struct lt_status *st)
 		if (ps->loaded)
 			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu,"
 			       "\"missed\":%llu,\"recovered\":%llu,\"throttled\":%llu,"
-			       "\"rate_limit\":%u,\"run_cnt\":%llu,\"run_time_ns\":%llu",
+			       "\"rate_limit\":%u,\"shed\":%llu,\"run_cnt\":%llu,"
+			       "\"run_time_ns\":%llu",
 			       ps->hook, ps->prog_id, (unsigned long long)ps->stat.events,
 			       (unsigned long long)ps->stat.drops,
 			       (unsigned long long)ps->stat.missed,
 			       (unsigned long long)ps->stat.recovered,
 			       (unsigned long long)ps->stat.throttled, ps->rate,
+			       (unsigned long long)ps->stat.shed,
 			       (unsigned long long)ps->stat.run_cnt,
 			       (unsigned long long)ps->stat.run_time_ns);
 		if (ps->loaded) {
@@ -492,9 +494,19 @@ static int load_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_load(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,    LT_O_PID,	     LT_O_CGROUP, LT_O_RINGBUF,
-				    LT_O_REPLACE,   LT_O_PER_PID,    LT_O_STATE,  LT_O_MAX_THREADS,
-				    LT_O_MAX_CONNS, LT_O_RATE_LIMIT, LT_O_CONFIG, 0 };
+	static const int keys[] = { LT_O_PROBES,
+				    LT_O_PID,
+				    LT_O_CGROUP,
+				    LT_O_RINGBUF,
+				    LT_O_REPLACE,
+				    LT_O_PER_PID,
+				    LT_O_STATE,
+				    LT_O_MAX_THREADS,
+				    LT_O_MAX_CONNS,
+				    LT_O_RATE_LIMIT,
+				    LT_O_NO_SHED,
+				    LT_O_CONFIG,
+				    0 };
 	struct lt_load_opts o;
 	struct lt_suite *s;
 	struct lt_status st;

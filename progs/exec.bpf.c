@@ -3,18 +3,48 @@
 #include "lt_common.bpf.h"
 #include "lt_core.bpf.h"
 
+/* argv (the NUL-separated block [arg_start, arg_end) of the new mm) into `args`, at most `max` */
+static __always_inline void exec_args(struct lt_exec *r, char *args, struct task_struct *p,
+				      unsigned long max)
+{
+	struct mm_struct *mm = BPF_CORE_READ(p, mm);
+	unsigned long arg_start = BPF_CORE_READ(mm, arg_start);
+	unsigned long arg_end = BPF_CORE_READ(mm, arg_end);
+	unsigned long len = arg_end > arg_start ? arg_end - arg_start : 0;
+
+	if (len > max) {
+		len = max;
+		r->flags |= LT_EXEC_ARGS_TRUNC;
+	}
+	barrier_var(len); /* keep the bound check on the register the helper gets */
+	if (bpf_probe_read_user(args, len, (void *)arg_start))
+		len = 0;
+	r->args_len = len;
+}
+
+/* the namespace fields, where a full record or a shed one has them */
+struct exec_ns {
+	__u32 pid_ns, mnt_ns, net_ns, _pad1;
+};
+_Static_assert(sizeof(struct exec_ns) == LT_EXEC_NS_SIZE, "exec_ns is lt_exec's tail");
+
+static __always_inline void exec_ns(struct exec_ns *ns, struct task_struct *p)
+{
+	lt_task_ns(p, &ns->pid_ns, &ns->mnt_ns, &ns->net_ns);
+	ns->_pad1 = 0;
+}
+
 static __always_inline void exec_event(struct task_struct *p, struct linux_binprm *bprm)
 {
 	struct lt_exec *r;
-	struct mm_struct *mm;
-	unsigned long arg_start, arg_end, len;
+	bool shed;
 	long n;
 	__u64 ugid;
 
 	if (lt_skip_current())
 		return;
 	lt_cg_count(LT_PROBE_EXEC, LT_CG_EXEC);
-	r = lt_reserve(LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(*r));
+	r = lt_reserve_shed(LT_PROBE_EXEC, LT_TYPE_EXEC, sizeof(*r), LT_EXEC_SHED_SIZE, &shed);
 	if (!r)
 		return;
 	ugid = bpf_get_current_uid_gid();
@@ -37,21 +67,14 @@ static __always_inline void exec_event(struct task_struct *p, struct linux_binpr
 	if (n == sizeof(r->filename))
 		r->flags |= LT_EXEC_FILENAME_TRUNC; /* full buffer: cannot tell, say so */
 
-	/* argv is the NUL-separated block [arg_start, arg_end) of the new mm */
-	mm = BPF_CORE_READ(p, mm);
-	arg_start = BPF_CORE_READ(mm, arg_start);
-	arg_end = BPF_CORE_READ(mm, arg_end);
-	len = arg_end > arg_start ? arg_end - arg_start : 0;
-	if (len > LT_ARGS_MAX) {
-		len = LT_ARGS_MAX;
-		r->flags |= LT_EXEC_ARGS_TRUNC;
+	if (shed) {
+		r->flags |= LT_EXEC_ARGS_SHED;
+		exec_args(r, r->args, p, LT_SHED_ARGS);
+		exec_ns((struct exec_ns *)(r->args + LT_SHED_ARGS), p);
+	} else {
+		exec_args(r, r->args, p, LT_ARGS_MAX);
+		exec_ns((struct exec_ns *)&r->pid_ns, p);
 	}
-	barrier_var(len); /* keep the bound check on the register the helper gets */
-	if (bpf_probe_read_user(r->args, len, (void *)arg_start))
-		len = 0;
-	r->args_len = len;
-	lt_task_ns(p, &r->pid_ns, &r->mnt_ns, &r->net_ns);
-	r->_pad1 = 0;
 	lt_submit(LT_PROBE_EXEC, r);
 }
 

@@ -64,6 +64,8 @@ struct {
 /* Set by the loader before load; read-only afterwards. */
 const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
+/* 1: exec and open write short records when the ring is three quarters full (load --no-shed: 0) */
+const volatile __u32 lt_cfg_shed __weak = 0;
 /* load --rate-limit: events per second each cgroup may have recorded per probe; 0: no limit */
 const volatile __u32 lt_cfg_rate[LT_PROBE_SLOTS] __weak = {};
 
@@ -263,16 +265,32 @@ static __always_inline bool lt_throttled(struct lt_stat *st, __u32 probe)
  * reserved first (the ring keeps reservation order) and given back if the
  * record itself does not fit: then the window grows instead. Each reservation
  * is tested once: 5.10's verifier explores a second NULL test of a pointer it
- * knows is valid and then finds its reference unreleased.
+ * knows is valid and then finds its reference unreleased. With `shed_size`,
+ * a record that would leave the ring less than a quarter free is reserved at
+ * that size instead and *shed says so: the probe writes it short (its large
+ * field cut) rather than have the ring drop whole records soon after; the
+ * probe's `shed` counts them.
  */
-static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
+static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size,
+					     __u16 shed_size, bool *shed)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
 	struct lt_lost *lost;
 	void *rec;
 
+	*shed = false;
 	if (lt_throttled(st, probe))
 		return NULL;
+	if (shed_size && lt_cfg_shed) {
+		__u64 used = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+		__u64 ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+
+		/* this record would leave less than a quarter free: write it short */
+		if (used + size > ring - ring / 4) {
+			size = shed_size;
+			*shed = true;
+		}
+	}
 	if (st && st->lost_count) {
 		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
 		if (lost) {
@@ -296,6 +314,7 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 			/* minus what it reported: a preempting program's drop stays counted */
 			st->lost_count -= n;
 			st->lost_throttled -= t;
+			st->shed += *shed;
 			lt_hdr_fill(rec, type, size);
 			return rec;
 		}
@@ -305,8 +324,18 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 		lt_drop(st, probe);
 		return NULL;
 	}
+	if (st)
+		st->shed += *shed;
 	lt_hdr_fill(rec, type, size);
 	return rec;
+}
+
+/* Most probes: records of one size, never shed. */
+static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
+{
+	bool shed;
+
+	return lt_reserve_shed(probe, type, size, 0, &shed);
 }
 
 /*

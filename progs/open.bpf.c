@@ -80,6 +80,8 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	struct open_args *a;
 	struct lt_open *r;
+	__u32 max;
+	bool shed;
 	long n;
 
 	if (id != LT_NR_open && id != LT_NR_openat && id != LT_NR_openat2)
@@ -88,7 +90,7 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 	a = lt_task_get(&lt_open_args, task, tid);
 	if (!a || !a->live)
 		return 0;
-	r = lt_reserve(LT_PROBE_OPEN, LT_TYPE_OPEN, sizeof(*r));
+	r = lt_reserve_shed(LT_PROBE_OPEN, LT_TYPE_OPEN, sizeof(*r), LT_OPEN_SHED_SIZE, &shed);
 	if (!r) {
 		lt_task_done(&lt_open_args, a, tid);
 		return 0;
@@ -100,14 +102,17 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 	r->syscall = a->syscall;
 	r->rflags = 0;
 	r->_pad0 = 0;
-	n = bpf_probe_read_user_str(r->path, sizeof(r->path), a->path);
+	max = shed ? LT_SHED_PATH : sizeof(r->path);
+	if (shed)
+		r->rflags |= LT_OPEN_PATH_SHED;
+	n = bpf_probe_read_user_str(r->path, max, a->path);
 	if (n < 0) {
 		r->path[0] = 0;
 		r->path_len = 0;
 		r->rflags |= LT_OPEN_PATH_FAULT;
 	} else {
 		r->path_len = n > 0 ? n - 1 : 0;
-		if (r->path_len == sizeof(r->path) - 1)
+		if (r->path_len == max - 1)
 			r->rflags |= LT_OPEN_PATH_TRUNC;
 	}
 	bpf_get_current_comm(r->comm, sizeof(r->comm));

@@ -306,6 +306,46 @@ mono_ns() {
 	assert_equal "$output" "$((drops - before))"
 }
 
+# shed_storm [LOAD-OPTION]: a 64 KiB ring and no consumer, 200 execs with 230 bytes of
+# argv in a new cgroup; sets SHED_OUT (the records) and SHED_ST (the exec counters)
+shed_storm() {
+	new_cgroup
+	run -0 "$LT" load --replace --ringbuf-size 64K --probes exec --cgroup "$NEW_CG" "$@"
+	in_cg "$NEW_CG" bash -c 'for ((i = 0; i < 200; i++)); do /bin/true "$0" "$1" "$2"; done' \
+		"$MARK" "$(printf 'a%.0s' {1..100})" "$(printf 'b%.0s' {1..100})"
+	SHED_ST=$("$LT" status --json | jq -c '.probes[] | select(.name == "exec") | [.events, .drops, .shed]')
+	SHED_OUT="$BATS_TEST_TMPDIR/shed$#.json"
+	run --separate-stderr -0 timeout 20 "$LT" events --duration 2
+	printf '%s\n' "${lines[@]}" >"$SHED_OUT"
+}
+
+@test "shedding: past three quarters of the ring, execs are written short (argv cut, namespaces kept), so fewer are dropped than with --no-shed" {
+	local full shed events drops nevents ndrops nshed
+	shed_storm --no-shed
+	read -r nevents ndrops nshed < <(jq -r '@tsv' <<<"$SHED_ST")
+	assert_equal "$nshed" 0
+	assert_equal $((nevents + ndrops)) 201 # the shell's exec and 200
+	run -0 count_records "$SHED_OUT" '.type == "exec" and .args_shed'
+	assert_output 0
+	shed_storm
+	read -r events drops shed < <(jq -r '@tsv' <<<"$SHED_ST")
+	assert_equal $((events + drops)) 201
+	[ "$shed" -gt 0 ]
+	echo "# 64 KiB ring, 201 execs: shed $events records ($shed short) and dropped $drops; --no-shed $nevents and $ndrops" >&3
+	[ "$events" -gt "$nevents" ]
+	[ "$drops" -lt "$ndrops" ]
+	# the short ones are the last written (the ring was filling), each with the full
+	# record's fields, argv cut at 128 bytes, and the namespaces moved back in place
+	run -0 jq -s -c --arg m "$MARK" --argjson pid "$(ns_inode pid)" --argjson mnt "$(ns_inode mnt)" \
+		--argjson net "$(ns_inode net)" '[.[] | select(.type == "exec" and .args[1] == $m)] |
+		[length, ([.[] | select(.args_shed)] | length),
+		 (map(.args_shed) | . == sort),
+		 all(.pid_ns == $pid and .mnt_ns == $mnt and .net_ns == $net and .filename == "/bin/true"),
+		 all(select(.args_shed) | .args_truncated and (.args | join(" ") | length) < 128),
+		 all(select(.args_shed | not) | .args_truncated == false and (.args | length) == 4)]' "$SHED_OUT"
+	assert_output "[$((events - 1)),$shed,true,true,true,true]"
+}
+
 @test "drops during a stream: events prints one 'kernel dropped' line per check on stderr" {
 	gated_forker 300
 	# (signal would add the SIGCHLD of each child)

@@ -52,7 +52,7 @@ print(n)' "$OUT"
 	local exec_line
 	exec_line=$(grep -aF '"type":"exec"' <<<"$output")
 	assert_equal "$(grep -c '' <<<"$exec_line")" 1
-	run -0 grep -aoF "\"comm\":\"$esc\",\"filename\":\"$EVDIR/$esc\",\"filename_truncated\":false,\"argc\":12,\"args\":[\"$EVDIR/$esc\",\"-c\",\"exit 0\",\"\\u001b]0;x\\u0007\",\"\\u00c3(\",\"a\\u000ab\",\"\\u0001\",\"tab\\u0009here\",\"q\\\"uote\\\\back\",\"\\u007f\",\"é✓\",\"\"],\"args_truncated\":false$(own_ident json)}" <<<"$exec_line"
+	run -0 grep -aoF "\"comm\":\"$esc\",\"filename\":\"$EVDIR/$esc\",\"filename_truncated\":false,\"argc\":12,\"args\":[\"$EVDIR/$esc\",\"-c\",\"exit 0\",\"\\u001b]0;x\\u0007\",\"\\u00c3(\",\"a\\u000ab\",\"\\u0001\",\"tab\\u0009here\",\"q\\\"uote\\\\back\",\"\\u007f\",\"é✓\",\"\"],\"args_truncated\":false,\"args_shed\":false$(own_ident json)}" <<<"$exec_line"
 	# decoded, the valid bytes come back as they were
 	run -0 jq -r '.args[2:5] | @json' <<<"$exec_line"
 	assert_output '["exit 0","\u001b]0;x\u0007","Ã("]'

@@ -31,7 +31,7 @@ setup() {
 	assert_equal "${#lines[@]}" 1
 	local exec=$output
 	run -0 jq -c 'del(.ts_ns, .cpu)' <<<"$exec"
-	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"uid\":0,\"gid\":0,\"pid_ns\":$pns,\"mnt_ns\":$mns,\"net_ns\":$nns,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false$(own_ident json)}"
+	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"uid\":0,\"gid\":0,\"pid_ns\":$pns,\"mnt_ns\":$mns,\"net_ns\":$nns,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false,\"args_shed\":false$(own_ident json)}"
 
 	run -0 records "$OUT" ".type == \"exit\" and .pid == $sp"
 	assert_equal "${#lines[@]}" 1

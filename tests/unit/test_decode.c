@@ -210,6 +210,41 @@ int main(void)
 		   "a lost record before rate limits: throttled reads as zero");
 	}
 
+	/* 6b. a shed exec: args cut at LT_SHED_ARGS, the namespace fields right after them */
+	{
+		static union {
+			struct lt_exec e;
+			unsigned char raw[LT_EXEC_SHED_SIZE];
+		} u;
+		struct lt_exec *e = &u.e;
+		unsigned char *raw = u.raw;
+		const size_t size = LT_EXEC_SHED_SIZE;
+		const struct lt_exec *o = (const void *)&out;
+		const __u32 ns[4] = { 11, 22, 33, 0 };
+		bool zero = true;
+
+		memset(&u, 0, sizeof(u));
+		hdr(raw, LT_TYPE_EXEC, size);
+		e->flags = LT_EXEC_ARGS_SHED | LT_EXEC_ARGS_TRUNC;
+		memset(e->args, 'x', LT_SHED_ARGS);
+		e->args_len = LT_SHED_ARGS;
+		memcpy(raw + size - sizeof(ns), ns, sizeof(ns));
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(raw, size, &out, &st);
+		for (size_t i = LT_SHED_ARGS; i < sizeof(o->args); i++)
+			zero &= !o->args[i];
+		ok(p && p->type == LT_TYPE_EXEC && o->pid_ns == 11 && o->mnt_ns == 22 &&
+			   o->net_ns == 33 && o->args_len == LT_SHED_ARGS && o->args[0] == 'x' &&
+			   o->args[LT_SHED_ARGS - 1] == 'x' && zero,
+		   "a shed exec: its namespaces move back in place, the args after the cut are "
+		   "zero");
+		/* the same bytes without the flag: an older record, nothing moves */
+		e->flags = 0;
+		p = lt_decode(raw, size, &out, &st);
+		ok(p && o->pid_ns == 0 && !memcmp(o->args + LT_SHED_ARGS, ns, sizeof(ns)),
+		   "an exec as short without the shed flag is an older record: nothing moves");
+	}
+
 	/* 7. records of the previous layout: 24-byte header, u32 cpu, no cgroup id */
 	v0_exec();
 	v0_fork();

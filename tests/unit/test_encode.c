@@ -114,7 +114,7 @@ int main(void)
 			"0,\"comm\":\"sh\","
 			"\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,"
 			"\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"\",\"arg with spaces\"],"
-			"\"args_truncated\":false}\n"),
+			"\"args_truncated\":false,\"args_shed\":false}\n"),
 	   "exec JSON line exact (empty arg kept, unterminated last arg kept)");
 
 	/* args_len beyond the array is clamped, never read past it */
@@ -217,7 +217,8 @@ int main(void)
 			   "{\"type\":\"open\",\"ts_ns\":8,\"cpu\":0,\"pid\":3,\"tid\":3,\"cgroup_"
 			   "id\":0,"
 			   "\"comm\":\"\",\"syscall\":\"openat\",\"dfd\":5,\"path\":\"a\\u0009b\","
-			   "\"path_truncated\":false,\"flags\":[\"O_RDWR\",\"O_CREAT\","
+			   "\"path_truncated\":false,\"path_shed\":false,\"flags\":[\"O_RDWR\",\"O_"
+			   "CREAT\","
 			   "\"O_CLOEXEC\",\"0100000000\"],\"mode\":384,\"ret\":-13}\n"
 			   "open ts_ns=8 cpu=0 pid=3 tid=3 cgroup_id=0 comm= syscall=openat dfd=5 "
 			   "path=a\\x09b "

@@ -198,17 +198,17 @@ static void help(void)
 			"    JSON fields: type ts_ns cpu pid tid cgroup_id; exec: ppid uid gid "
 			"pid_ns\n"
 			"    mnt_ns net_ns comm filename filename_truncated argc args "
-			"args_truncated;\n"
-			"    exit: ppid comm exit_code signal core_dumped lifetime_ns; fork: comm\n"
-			"    child_pid; signal: comm target_pid target_tid target_comm sig "
-			"sig_name\n"
-			"    group result; oom: comm victim_pid victim_comm victim_uid pages\n"
-			"    total_vm_pages; open: comm syscall dfd path path_truncated flags "
-			"mode\n"
-			"    ret; tcp: comm family saddr daddr sport dport direction tx_bytes\n"
-			"    rx_bytes duration_ns; tcp_retrans: comm family saddr daddr sport "
-			"dport\n"
-			"    state; lost: probe count first_ts_ns last_ts_ns throttled.\n"),
+			"args_truncated\n"
+			"    args_shed; exit: ppid comm exit_code signal core_dumped lifetime_ns;\n"
+			"    fork: comm child_pid; signal: comm target_pid target_tid target_comm "
+			"sig\n"
+			"    sig_name group result; oom: comm victim_pid victim_comm victim_uid "
+			"pages\n"
+			"    total_vm_pages; open: comm syscall dfd path path_truncated path_shed\n"
+			"    flags mode ret; tcp: comm family saddr daddr sport dport direction\n"
+			"    tx_bytes rx_bytes duration_ns; tcp_retrans: comm family saddr daddr\n"
+			"    sport dport state; lost: probe count first_ts_ns last_ts_ns "
+			"throttled.\n"),
 	   "events -h field list, wrapped at 76 columns");
 	free(s);
 }
