@@ -119,3 +119,24 @@ opened() { awk -v n="$1" '$1 == n { print $2 }' <<<"$OPENED"; }
 	run -0 count_records "$OUT" ".path == \"$DIR/created\" and .syscall == \"openat\""
 	assert_output 1
 }
+
+@test "shedding: past three quarters of a 16 KiB ring, opens are written short (path cut at 63 bytes, path_shed)" {
+	new_cgroup
+	local long
+	long="$DIR/$(printf 'p%.0s' {1..150})"
+	: >"$long"
+	run -0 "$LT" load --ringbuf-size 16K --probes open --cgroup "$NEW_CG"
+	# 60 opens by the shell itself (a redirection is one openat), no consumer
+	in_cg "$NEW_CG" bash -c 'for ((i = 0; i < 60; i++)); do : <"$0"; done' "$long"
+	local shed
+	shed=$(probe_field open shed)
+	[ "$shed" -gt 0 ]
+	run --separate-stderr -0 timeout 20 "$LT" events --duration 2
+	printf '%s\n' "${lines[@]}" >"$OUT"
+	# the short ones are the last written, their path the first 63 bytes of the full one
+	run -0 jq -s -c --arg p "$long" '[.[] | select(.type == "open" and (.path | startswith($p[0:63])))] |
+		[([.[] | select(.path_shed)] | length), (map(.path_shed) | . == sort),
+		 all(select(.path_shed) | .path == $p[0:63] and .path_truncated and .ret >= 0),
+		 all(select(.path_shed | not) | .path == $p and (.path_truncated | not))]' "$OUT"
+	assert_output "[$shed,true,true,true]"
+}
