@@ -257,43 +257,15 @@ static __always_inline bool lt_throttled(struct lt_stat *st, __u32 probe)
 }
 
 /*
- * This CPU's loss window of `probe`, written as a struct lt_lost and cleared
- * by what it reported (a preempting program's loss stays counted). A
- * subprogram, not inlined: its code in every probe body cost each record
- * hundreds of ns even untaken (docs/performance.md). Written just before the
- * probe's next record; if that one then finds no room, it opens the next
- * window: the lost records still add up to the losses.
- */
-static __noinline int lt_lost_emit(struct lt_stat *st, __u32 probe)
-{
-	struct lt_lost *lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
-	__u64 n, t;
-
-	if (!lost)
-		return 0; /* the window stays open for the next record */
-	n = st->lost_count;
-	t = st->lost_throttled;
-	lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
-	lost->probe = probe;
-	__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
-	lost->count = n - t;
-	lost->first_ts_ns = st->lost_first_ns;
-	lost->last_ts_ns = st->lost_last_ns;
-	lost->throttled = t;
-	/* the record that follows wakes the consumer if it is time */
-	bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
-	st->lost_count -= n;
-	st->lost_throttled -= t;
-	return 0;
-}
-
-/*
  * Reserve a record and fill its header; a failure is counted as a drop, never
  * silent, and joins this CPU's loss window of the probe, as does an event the
  * probe's rate limit holds back (lt_throttled). The next record the
  * probe writes here carries the window: a struct lt_lost just before it in the
- * ring (lt_lost_emit; the ring keeps reservation order), so a consumer sees
- * where the stream has a hole. With `shed_size`,
+ * ring, so a consumer sees where the stream has a hole. The lost record is
+ * reserved first (the ring keeps reservation order) and given back if the
+ * record itself does not fit: then the window grows instead. Each reservation
+ * is tested once: 5.10's verifier explores a second NULL test of a pointer it
+ * knows is valid and then finds its reference unreleased. With `shed_size`,
  * a record that would leave the ring less than a quarter free is reserved at
  * that size instead and *shed says so: the probe writes it short (its large
  * field cut) rather than have the ring drop whole records soon after; the
@@ -303,6 +275,7 @@ static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size
 					     __u16 shed_size, bool *shed)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
+	struct lt_lost *lost;
 	void *rec;
 
 	*shed = false;
@@ -318,8 +291,34 @@ static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size
 			*shed = true;
 		}
 	}
-	if (st && st->lost_count)
-		lt_lost_emit(st, probe);
+	if (st && st->lost_count) {
+		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
+		if (lost) {
+			__u64 n = st->lost_count, t = st->lost_throttled;
+
+			lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
+			lost->probe = probe;
+			__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
+			lost->count = n - t;
+			lost->first_ts_ns = st->lost_first_ns;
+			lost->last_ts_ns = st->lost_last_ns;
+			lost->throttled = t;
+			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
+			if (!rec) {
+				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
+				lt_drop(st, probe);
+				return NULL;
+			}
+			/* the record that follows wakes the consumer if it is time */
+			bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
+			/* minus what it reported: a preempting program's drop stays counted */
+			st->lost_count -= n;
+			st->lost_throttled -= t;
+			st->shed += *shed;
+			lt_hdr_fill(rec, type, size);
+			return rec;
+		}
+	}
 	rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 	if (!rec) {
 		lt_drop(st, probe);
