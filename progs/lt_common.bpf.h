@@ -271,8 +271,8 @@ static __always_inline bool lt_throttled(struct lt_stat *st, __u32 probe)
  * field cut) rather than have the ring drop whole records soon after; the
  * probe's `shed` counts them.
  */
-static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size,
-					     __u16 shed_size, bool *shed)
+static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size, __u16 shed_size,
+					     bool *shed)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
 	struct lt_lost *lost;
