@@ -25,7 +25,7 @@ load helpers
 	run -0 "$LT" load --ringbuf-size 8192 --probes exec,exit
 	local ids before
 	ids=$(lt_prog_names | paste -sd' ')
-	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)')
+	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .probes[].shed, .identity.cgroups, .drops_by_cgroup)')
 	local ls_before
 	ls_before=$(ls -lR "$PIN")
 
@@ -33,7 +33,7 @@ load helpers
 	assert_equal "$stderr" "lowtrace: already loaded (pinned at /sys/fs/bpf/lowtrace): run 'lowtrace unload' first, or load --replace"
 
 	run -0 status_json
-	run -0 jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)' <<<"$output"
+	run -0 jq -c 'del(.probes[].events, .probes[].drops, .probes[].shed, .identity.cgroups, .drops_by_cgroup)' <<<"$output"
 	assert_output "$before"
 	run -0 ls -lR "$PIN"
 	assert_output "$ls_before"
@@ -50,12 +50,12 @@ load helpers
 @test "load --replace with a bad --cgroup: exit 2 and the existing suite is intact" {
 	run -0 "$LT" load
 	local before
-	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)')
+	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .probes[].shed, .identity.cgroups, .drops_by_cgroup)')
 	lt_fails 2 load --replace --cgroup /tmp
 	assert_equal "$stderr" "lowtrace: --cgroup /tmp: not a cgroup v2 directory"
 	# a usage error changes nothing
 	run -0 status_json
-	run -0 jq -c 'del(.probes[].events, .probes[].drops, .identity.cgroups, .drops_by_cgroup)' <<<"$output"
+	run -0 jq -c 'del(.probes[].events, .probes[].drops, .probes[].shed, .identity.cgroups, .drops_by_cgroup)' <<<"$output"
 	assert_output "$before"
 }
 
