@@ -3,9 +3,8 @@
 #include "lt_common.bpf.h"
 #include "lt_core.bpf.h"
 
-/* argv (the NUL-separated block [arg_start, arg_end) of the new mm) into `args`, at most `max` */
-static __always_inline void exec_args(struct lt_exec *r, char *args, struct task_struct *p,
-				      unsigned long max)
+/* argv (the NUL-separated block [arg_start, arg_end) of the new mm) into r->args, at most `max` */
+static __always_inline void exec_args(struct lt_exec *r, struct task_struct *p, unsigned long max)
 {
 	struct mm_struct *mm = BPF_CORE_READ(p, mm);
 	unsigned long arg_start = BPF_CORE_READ(mm, arg_start);
@@ -17,7 +16,7 @@ static __always_inline void exec_args(struct lt_exec *r, char *args, struct task
 		r->flags |= LT_EXEC_ARGS_TRUNC;
 	}
 	barrier_var(len); /* keep the bound check on the register the helper gets */
-	if (bpf_probe_read_user(args, len, (void *)arg_start))
+	if (bpf_probe_read_user(r->args, len, (void *)arg_start))
 		len = 0;
 	r->args_len = len;
 }
@@ -69,10 +68,10 @@ static __always_inline void exec_event(struct task_struct *p, struct linux_binpr
 
 	if (shed) {
 		r->flags |= LT_EXEC_ARGS_SHED;
-		exec_args(r, r->args, p, LT_SHED_ARGS);
+		exec_args(r, p, LT_SHED_ARGS);
 		exec_ns((struct exec_ns *)(r->args + LT_SHED_ARGS), p);
 	} else {
-		exec_args(r, r->args, p, LT_ARGS_MAX);
+		exec_args(r, p, LT_ARGS_MAX);
 		exec_ns((struct exec_ns *)&r->pid_ns, p);
 	}
 	lt_submit(LT_PROBE_EXEC, r);

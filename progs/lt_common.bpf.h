@@ -126,19 +126,25 @@ static __always_inline void lt_count(__u32 probe, bool dropped)
 		st->events++;
 }
 
+/* The value of `key` in a hash `map`, added as `zero` if missing; NULL when it cannot be. */
+static __always_inline void *lt_lookup_or_add(void *map, const void *key, const void *zero)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	/* -EEXIST: another CPU added it first; the lookup finds it */
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
+
 /* One exec, exit or fork of the current task's cgroup, in lt_cg_counts. */
 static __always_inline void lt_cg_count(__u32 probe, enum lt_cg_kind kind)
 {
+	static const struct lt_cg_count zero;
 	__u64 id = bpf_get_current_cgroup_id();
-	struct lt_cg_count *c = bpf_map_lookup_elem(&lt_cg_counts, &id);
+	struct lt_cg_count *c = lt_lookup_or_add(&lt_cg_counts, &id, &zero);
 
-	if (!c) {
-		struct lt_cg_count zero = {};
-
-		/* -EEXIST: another CPU added it first; the lookup finds it */
-		bpf_map_update_elem(&lt_cg_counts, &id, &zero, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(&lt_cg_counts, &id);
-	}
 	if (c && kind < LT_CG_KINDS) {
 		c->n[kind]++; /* per CPU: no other writer */
 	} else {
@@ -176,18 +182,10 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 /* The (probe, current cgroup) entry of lt_drop_cg, created empty if missing; NULL: none. */
 static __always_inline struct lt_blame_val *lt_blame_of(__u32 probe)
 {
+	static const struct lt_blame_val zero;
 	struct lt_blame_key k = { .cgroup_id = bpf_get_current_cgroup_id(), .probe = probe };
-	struct lt_blame_val *v = bpf_map_lookup_elem(&lt_drop_cg, &k);
 
-	if (v)
-		return v;
-	{
-		struct lt_blame_val zero = {};
-
-		/* -EEXIST: another CPU added it first; the lookup finds it */
-		bpf_map_update_elem(&lt_drop_cg, &k, &zero, BPF_NOEXIST);
-	}
-	return bpf_map_lookup_elem(&lt_drop_cg, &k);
+	return lt_lookup_or_add(&lt_drop_cg, &k, &zero);
 }
 
 /* One more loss in this CPU's window of the probe (lt_reserve reports it). */
@@ -366,12 +364,8 @@ static __always_inline void lt_hist_add(struct lt_hist *h, __u64 v)
 static __always_inline struct lt_hist *lt_hist_of(void *map, const void *key)
 {
 	static const struct lt_hist zero;
-	struct lt_hist *h = bpf_map_lookup_elem(map, key);
 
-	if (h)
-		return h;
-	bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(map, key);
+	return lt_lookup_or_add(map, key, &zero);
 }
 
 /* Add `v` to the histogram of `key` (lt_hist_of) and count it, or count the drop. */
