@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
@@ -76,6 +77,45 @@ static int ensure_bpffs(void)
 		return LT_OK;
 	if (mount("bpf", LT_PIN_ROOT, "bpf", 0, "mode=0700"))
 		return lt_error(LT_ENV, "no bpffs: cannot mount bpf at %s: %s", LT_PIN_ROOT,
+				strerror(errno));
+	return LT_OK;
+}
+
+/*
+ * Are tracepoints preemptible here? From 7.0 a task can be preempted inside a
+ * tracepoint's BPF program, holding it on that CPU (lt_claim in
+ * progs/lt_common.bpf.h). The kernel's BTF does not tell; its version does.
+ */
+static bool tp_preemptible(void)
+{
+	struct utsname u;
+
+	return uname(&u) == 0 && atoi(u.release) >= 7;
+}
+
+/*
+ * LOWTRACE_TP_LEVEL (tests): "force" attaches the *_tp programs on any kernel;
+ * "only" also makes the main and nest programs of those probes do nothing, so
+ * the *_tp programs write every record.
+ */
+static const char *tp_level_env(void)
+{
+	const char *v = getenv("LOWTRACE_TP_LEVEL");
+
+	return v && (!strcmp(v, "force") || !strcmp(v, "only")) ? v : NULL;
+}
+
+/* The *_tp programs need the tracepoint's id from tracefs: mount it if no one has. */
+static int ensure_tracefs(void)
+{
+	struct statfs fs;
+
+	if (access("/sys/kernel/debug/tracing/events", F_OK) == 0)
+		return LT_OK; /* where libbpf looks first */
+	if (statfs(LT_TRACEFS, &fs) == 0 && fs.f_type == TRACEFS_MAGIC)
+		return LT_OK;
+	if (mount("tracefs", LT_TRACEFS, "tracefs", 0, NULL))
+		return lt_error(LT_ENV, "no tracefs: cannot mount tracefs at %s: %s", LT_TRACEFS,
 				strerror(errno));
 	return LT_OK;
 }
@@ -393,6 +433,18 @@ static int open_cgroup(const char *path, uint64_t *id)
 	return fd;
 }
 
+/* The probes with a *_tp program. */
+static uint64_t tp_level_probes(void)
+{
+	uint64_t m = 0;
+
+	for (size_t i = 0; i < lt_nprobes; i++)
+		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++)
+			if (lt_prog_is_tp_level(lt_probes[i].progs[k]))
+				m |= 1ull << i;
+	return m;
+}
+
 int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 {
 	struct bpf_program *p;
@@ -454,6 +506,9 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
 		s->skel->rodata->lt_cfg_rate[i] = o->rate[i];
 	s->skel->rodata->lt_cfg_shed = !o->no_shed;
+	s->tp_level = (tp_preemptible() || tp_level_env()) && (o->probes & tp_level_probes());
+	s->skel->rodata->lt_cfg_claims = s->tp_level;
+	s->skel->rodata->lt_cfg_tp_only = s->tp_level && tp_level_env() && !strcmp(tp_level_env(), "only");
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (!err)
@@ -473,7 +528,9 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 					       lt_probes[i].progs[k]);
 				goto out;
 			}
-			bpf_program__set_autoload(p, (o->probes >> i) & 1);
+			bpf_program__set_autoload(p, ((o->probes >> i) & 1) &&
+							     (s->tp_level ||
+							      !lt_prog_is_tp_level(lt_probes[i].progs[k])));
 		}
 	}
 	*out = s;
@@ -566,6 +623,8 @@ static int load_attach(struct lt_suite *s)
 			return lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
 					strerror(errno));
 	}
+	if (s->tp_level && (err = ensure_tracefs()))
+		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		if (!((s->probes >> i) & 1))
 			continue;
@@ -575,6 +634,8 @@ static int load_attach(struct lt_suite *s)
 
 			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].progs[k]);
 			t = bpf_program__type(p);
+			if (!bpf_program__autoload(p))
+				continue; /* a *_tp program where tracepoints are not preemptible */
 			if (t == BPF_PROG_TYPE_PERF_EVENT || t == BPF_PROG_TYPE_KPROBE)
 				continue; /* lt_attach_perf, lt_attach_uprobe */
 			*l = bpf_program__attach(p);

@@ -21,6 +21,7 @@ struct lt_suite {
 	int lock_fd; /* the pin lock (pinned loads), -1: none */
 	uint64_t probes;
 	bool pin, replace, al_leaks;
+	bool tp_level; /* the *_tp programs are attached (tracepoints are preemptible) */
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;

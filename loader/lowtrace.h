@@ -21,6 +21,7 @@
 
 #define LT_PIN_ROOT "/sys/fs/bpf"
 #define LT_PIN_DIR LT_PIN_ROOT "/lowtrace"
+#define LT_TRACEFS "/sys/kernel/tracing"
 
 /* Exit codes, documented in `lowtrace -h`. */
 enum lt_exit_code {

@@ -275,7 +275,7 @@ _Static_assert(sizeof(struct lt_bio_key) <= LT_AGG_KEY_MAX, "bio key fits");
 
 const struct lt_probe lt_probes[] = {
 	{ .name = "exec",
-	  .progs = { "lt_exec", "lt_exec_nest" },
+	  .progs = { "lt_exec", "lt_exec_nest", "lt_exec_tp" },
 	  .own = { "lt_cg_counts", "lt_marks_cpu", "lt_marks" },
 	  .id = LT_PROBE_EXEC,
 	  .type = LT_TYPE_EXEC,
@@ -303,7 +303,7 @@ const struct lt_probe lt_probes[] = {
 		  },
 	  .about = "program executions with filename and argv (tp_btf)" },
 	{ .name = "exit",
-	  .progs = { "lt_exit", "lt_exit_nest", "lt_exit_free" },
+	  .progs = { "lt_exit", "lt_exit_nest", "lt_exit_free", "lt_exit_tp" },
 	  .own = { "lt_exit_seen", "lt_cg_counts", "lt_marks_cpu", "lt_marks" },
 	  .id = LT_PROBE_EXIT,
 	  .type = LT_TYPE_EXIT,
@@ -321,7 +321,7 @@ const struct lt_probe lt_probes[] = {
 		  },
 	  .about = "process exits with code, signal and lifetime (tp_btf)" },
 	{ .name = "fork",
-	  .progs = { "lt_fork", "lt_fork_nest" },
+	  .progs = { "lt_fork", "lt_fork_nest", "lt_fork_tp" },
 	  .own = { "lt_cg_counts", "lt_marks_cpu", "lt_marks" },
 	  .id = LT_PROBE_FORK,
 	  .type = LT_TYPE_FORK,

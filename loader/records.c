@@ -28,7 +28,14 @@ bool lt_prog_is_fallback(const char *prog)
 {
 	size_t n = strlen(prog);
 
-	return n > 5 && !strcmp(prog + n - 5, "_nest");
+	return (n > 5 && !strcmp(prog + n - 5, "_nest")) || lt_prog_is_tp_level(prog);
+}
+
+bool lt_prog_is_tp_level(const char *prog)
+{
+	size_t n = strlen(prog);
+
+	return n > 3 && !strcmp(prog + n - 3, "_tp");
 }
 
 const struct lt_probe *lt_probe_by_type(unsigned int type)

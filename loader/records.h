@@ -93,7 +93,9 @@ struct lt_probe {
 	/* its BPF programs in the object, the main one first; each link is pinned as
 	 * links/NAME, NAME = the program's name without "lt_". One named *_nest is
 	 * attached after the main one and takes over the events the kernel skipped
-	 * the main one for (it counts them as lt_stat.recovered). */
+	 * the main one for (it counts them as lt_stat.recovered); one named *_tp,
+	 * on the classic tracepoint, takes over what both were skipped for, and is
+	 * attached only where tracepoints are preemptible (lt_claim). */
 	const char *progs[LT_PROBE_PROGS];
 	enum lt_probe_id id; /* slot in lt_stats */
 	enum lt_type type; /* record type it writes; 0: an aggregate probe (no records) */
@@ -134,8 +136,10 @@ const struct lt_probe *lt_probe_by_id(unsigned int id);
 unsigned int lt_rec_probe_type(const struct lt_probe *p, const struct lt_rec *r);
 /* The pin name of a program's link: its name without the "lt_" prefix. */
 const char *lt_link_name(const char *prog);
-/* Is it a *_nest fallback program? */
+/* Is it a fallback program (*_nest, *_tp)? */
 bool lt_prog_is_fallback(const char *prog);
+/* Is it a *_tp program, attached only where tracepoints are preemptible? */
+bool lt_prog_is_tp_level(const char *prog);
 
 /* Decoder counters: nothing is rejected silently. */
 struct lt_decode_stats {

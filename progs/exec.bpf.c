@@ -33,7 +33,7 @@ static __always_inline void exec_ns(struct exec_ns *ns, struct task_struct *p)
 	ns->_pad1 = 0;
 }
 
-static __always_inline void exec_event(struct task_struct *p, struct linux_binprm *bprm)
+static __always_inline void exec_event(struct task_struct *p, const char *filename, __u32 argc)
 {
 	struct lt_exec *r;
 	bool shed;
@@ -50,14 +50,13 @@ static __always_inline void exec_event(struct task_struct *p, struct linux_binpr
 	r->uid = (__u32)ugid;
 	r->gid = ugid >> 32;
 	r->ppid = BPF_CORE_READ(p, real_parent, tgid);
-	r->argc = BPF_CORE_READ(bprm, argc);
+	r->argc = argc;
 	r->cgroup_id = r->hdr.cgroup_id;
 	r->flags = 0;
 	r->_pad0[0] = r->_pad0[1] = r->_pad0[2] = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 
-	n = bpf_probe_read_kernel_str(r->filename, sizeof(r->filename),
-				      BPF_CORE_READ(bprm, filename));
+	n = bpf_probe_read_kernel_str(r->filename, sizeof(r->filename), filename);
 	if (n <= 0) {
 		r->filename[0] = 0;
 		n = 1;
@@ -77,11 +76,18 @@ static __always_inline void exec_event(struct task_struct *p, struct linux_binpr
 	lt_submit(LT_PROBE_EXEC, r);
 }
 
+/* An exec's identity for lt_claim: the mm it built (one per exec, still alive). */
+static __always_inline __u64 exec_id(struct task_struct *p)
+{
+	return (__u64)BPF_CORE_READ(p, mm);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	exec_event(p, bprm);
-	lt_mark(LT_MARK_EXEC);
+	if (lt_main_takes(LT_PROBE_EXEC, LT_MARK_EXEC, exec_id(p)))
+		exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc));
+	lt_main_done(LT_MARK_EXEC);
 	return 0;
 }
 
@@ -89,9 +95,31 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec_nest, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (lt_marked(LT_MARK_EXEC))
+	if (!lt_nest_takes(LT_MARK_EXEC, exec_id(p)))
 		return 0;
-	exec_event(p, bprm);
+	exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc));
+	lt_count_recovered(LT_PROBE_EXEC);
+	return 0;
+}
+
+/*
+ * The execs the kernel skipped both for (preemptible tracepoints only: lt_claim).
+ * The classic event has no bprm: the filename is in the event, argc on the new
+ * stack (an ELF image starts with it; 0 when it cannot be read).
+ */
+SEC("tracepoint/sched/sched_process_exec")
+int lt_exec_tp(struct trace_event_raw_sched_process_exec *e)
+{
+	struct task_struct *p = bpf_get_current_task_btf();
+	unsigned long sp;
+	__u64 argc = 0;
+
+	if (!lt_claim(LT_MARK_EXEC, exec_id(p)))
+		return 0;
+	sp = BPF_CORE_READ(p, mm, start_stack);
+	if (bpf_probe_read_user(&argc, sizeof(argc), (void *)sp) || argc > 0x7fffffff)
+		argc = 0;
+	exec_event(p, (const char *)e + (BPF_CORE_READ(e, __data_loc_filename) & 0xffff), argc);
 	lt_count_recovered(LT_PROBE_EXEC);
 	return 0;
 }

@@ -55,12 +55,12 @@ static __always_inline bool last_thread(unsigned long long *ctx, struct task_str
 	return true; /* a full map cannot tell: a rare duplicate rather than a loss */
 }
 
-static __always_inline void exit_event(unsigned long long *ctx, struct task_struct *p)
+static __always_inline void exit_event(bool last, struct task_struct *p)
 {
 	struct lt_exit *r;
 	int code;
 
-	if (!last_thread(ctx, p) || lt_skip_current())
+	if (!last || lt_skip_current())
 		return;
 	lt_cg_count(LT_PROBE_EXIT, LT_CG_EXIT);
 	r = lt_reserve(LT_PROBE_EXIT, LT_TYPE_EXIT, sizeof(*r));
@@ -80,8 +80,10 @@ static __always_inline void exit_event(unsigned long long *ctx, struct task_stru
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit, struct task_struct *p)
 {
-	exit_event(ctx, p);
-	lt_mark(LT_MARK_EXIT);
+	/* an exit's identity for lt_claim: the thread (it exits once) */
+	if (lt_main_takes(LT_PROBE_EXIT, LT_MARK_EXIT, 0))
+		exit_event(last_thread(ctx, p), p);
+	lt_main_done(LT_MARK_EXIT);
 	return 0;
 }
 
@@ -89,9 +91,23 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit_nest, struct task_struct *p)
 {
-	if (lt_marked(LT_MARK_EXIT))
+	if (!lt_nest_takes(LT_MARK_EXIT, 0))
 		return 0;
-	exit_event(ctx, p);
+	exit_event(last_thread(ctx, p), p);
+	lt_count_recovered(LT_PROBE_EXIT);
+	return 0;
+}
+
+/*
+ * The exits the kernel skipped both for (preemptible tracepoints only:
+ * lt_claim). Those kernels' event says whether the thread is the last one.
+ */
+SEC("tracepoint/sched/sched_process_exit")
+int lt_exit_tp(struct trace_event_raw_sched_process_exit *e)
+{
+	if (!bpf_core_field_exists(e->group_dead) || !lt_claim(LT_MARK_EXIT, 0))
+		return 0;
+	exit_event(e->group_dead, bpf_get_current_task_btf());
 	lt_count_recovered(LT_PROBE_EXIT);
 	return 0;
 }

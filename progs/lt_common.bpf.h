@@ -496,6 +496,10 @@ static __always_inline struct task_struct *lt_current(void)
 enum { LT_MARK_EXEC, LT_MARK_EXIT, LT_MARK_FORK, LT_MARK_SIGNAL, LT_MARK_KINDS };
 struct lt_mark {
 	__u32 n[LT_MARK_KINDS];
+	/* the claims of lt_claim (exec, exit, fork where tracepoints are preemptible) */
+	__u32 fork_tid;
+	__u32 exited;
+	__u64 exec_mm;
 };
 
 struct {
@@ -569,6 +573,90 @@ static __always_inline bool lt_marked(__u32 kind)
 	if (!(lt_cfg_local & LT_LOCAL_TASK) && !m->n[0] && !m->n[1] && !m->n[2] && !m->n[3])
 		bpf_map_delete_elem(&lt_marks, &tid);
 	return true;
+}
+
+/*
+ * The third level. Where tracepoints are preemptible, two tasks preempted on
+ * one CPU inside the main program and its nest hold both: a third task's event
+ * would be lost. There the loader also attaches a *_tp program to the classic
+ * tracepoint of the same event: perf runs it with preemption disabled, so no
+ * preempted task can hold it. Three programs see each event and the perf one
+ * can run first (load --replace, another perf user of the event registered
+ * before us), so counts cannot pair them: each event has an identity (exec:
+ * its new mm; exit: the thread; fork: the child's tid) and the first program
+ * to claim it in the task's storage writes the record. Exec, exit and fork
+ * never happen in an interrupt, so the task's own claims need no atomics.
+ */
+static __always_inline bool lt_claim(__u32 kind, __u64 id)
+{
+	struct lt_mark *m = lt_task_new(&lt_marks, lt_current(), (__u32)bpf_get_current_pid_tgid());
+
+	if (!m)
+		return true; /* cannot tell: a rare duplicate rather than a loss */
+	if (kind == LT_MARK_EXEC) {
+		if (m->exec_mm == id)
+			return false;
+		m->exec_mm = id;
+	} else if (kind == LT_MARK_FORK) {
+		if (m->fork_tid == (__u32)id)
+			return false;
+		m->fork_tid = id;
+	} else if (kind == LT_MARK_EXIT) {
+		if (m->exited)
+			return false;
+		m->exited = 1;
+	}
+	return true;
+}
+
+/*
+ * The main program of exec, exit, fork: does it handle event `id`? Only not
+ * where a *_tp program ran first and took it (and counted it recovered: the
+ * count is given back, the kernel did not skip this program).
+ */
+/*
+ * Claims are used where the loader attached the *_tp programs (it sets
+ * lt_cfg_claims), and wherever a program finds itself preemptible: per-CPU
+ * counts pair the main program and its nest only where nothing runs between.
+ */
+const volatile bool lt_cfg_claims __weak = false;
+/* tests (LOWTRACE_TP_LEVEL=only): the main and nest programs leave every event to *_tp */
+const volatile bool lt_cfg_tp_only __weak = false;
+
+static __always_inline bool lt_claims(void)
+{
+	return lt_cfg_claims || lt_run_preemptible();
+}
+
+static __always_inline bool lt_main_takes(__u32 probe, __u32 kind, __u64 id)
+{
+	struct lt_stat *st;
+
+	if (lt_cfg_tp_only)
+		return false;
+	if (!lt_claims() || lt_claim(kind, id))
+		return true;
+	st = lt_stat_slot(probe);
+	if (st)
+		st->recovered--; /* the sum over CPUs is what counts */
+	return false;
+}
+
+/* Its nest: the event is the nest's if the main program did not see it. */
+static __always_inline bool lt_nest_takes(__u32 kind, __u64 id)
+{
+	if (lt_cfg_tp_only)
+		return false;
+	if (!lt_claims())
+		return !lt_marked(kind);
+	return lt_claim(kind, id);
+}
+
+/* The end of the main program: a per-CPU mark where claims are not used. */
+static __always_inline void lt_main_done(__u32 kind)
+{
+	if (!lt_claims())
+		lt_mark(kind);
 }
 
 /* Latency probes: the start time of the current thread; a lost one is counted as a drop. */
