@@ -395,10 +395,17 @@ static int set_state(struct lt_suite *s, const struct lt_load_opts *o)
 		if (t == BPF_MAP_TYPE_TASK_STORAGE) {
 			bpf_map__set_type(m, BPF_MAP_TYPE_HASH);
 			bpf_map__set_map_flags(m, 0); /* preallocated: 5.10 tracing wants it */
-			/* per-task marks are used only where tracepoints are preemptible,
-			 * which all have task storage: a token hash */
-			bpf_map__set_max_entries(m, strcmp(bpf_map__name(m), "lt_marks") ? threads
-											 : 64);
+			if (strcmp(bpf_map__name(m), "lt_marks")) {
+				bpf_map__set_max_entries(m, threads);
+			} else if (s->tp_level) {
+				/* claims stay after their event: the oldest make room */
+				bpf_map__set_type(m, BPF_MAP_TYPE_LRU_HASH);
+				bpf_map__set_max_entries(m, threads);
+			} else {
+				/* per-task counts are used only where tracepoints are
+				 * preemptible, which all have task storage: a token hash */
+				bpf_map__set_max_entries(m, 64);
+			}
 		} else if (t == BPF_MAP_TYPE_SK_STORAGE && bpf_map__autocreate(m)) {
 			fd = bpf_map_create(BPF_MAP_TYPE_HASH, bpf_map__name(m), sizeof(uint64_t),
 					    bpf_map__value_size(m), conns, NULL);

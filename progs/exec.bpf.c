@@ -110,11 +110,11 @@ int BPF_PROG(lt_exec_nest, struct task_struct *p, pid_t old_pid, struct linux_bi
 SEC("tracepoint/sched/sched_process_exec")
 int lt_exec_tp(struct trace_event_raw_sched_process_exec *e)
 {
-	struct task_struct *p = bpf_get_current_task_btf();
+	struct task_struct *p = (struct task_struct *)bpf_get_current_task();
 	unsigned long sp;
 	__u64 argc = 0;
 
-	if (!lt_claim(LT_MARK_EXEC, exec_id(p)))
+	if (!lt_claim(LT_MARK_EXEC, exec_id(p), false))
 		return 0;
 	sp = BPF_CORE_READ(p, mm, start_stack);
 	if (bpf_probe_read_user(&argc, sizeof(argc), (void *)sp) || argc > 0x7fffffff)

@@ -35,14 +35,12 @@ struct {
  * CPUs can all see it, so the first one to claim the process in an LRU map
  * wins. CO-RE picks the branch at load; the other is dead code.
  */
-static __always_inline bool last_thread(unsigned long long *ctx, struct task_struct *p)
+static __always_inline bool last_thread_claim(struct task_struct *p)
 {
 	struct lt_exit_key key = {};
 	__u8 one = 1;
 	long err;
 
-	if (bpf_core_type_matches(btf_trace_sched_process_exit___gd))
-		return (bool)ctx[1];
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return false;
 	key.signal = (__u64)BPF_CORE_READ(p, signal);
@@ -53,6 +51,13 @@ static __always_inline bool last_thread(unsigned long long *ctx, struct task_str
 	if (err == -EEXIST || bpf_map_lookup_elem(&lt_exit_seen, &key))
 		return false; /* another thread claimed it */
 	return true; /* a full map cannot tell: a rare duplicate rather than a loss */
+}
+
+static __always_inline bool last_thread(unsigned long long *ctx, struct task_struct *p)
+{
+	if (bpf_core_type_matches(btf_trace_sched_process_exit___gd))
+		return (bool)ctx[1];
+	return last_thread_claim(p);
 }
 
 static __always_inline void exit_event(bool last, struct task_struct *p)
@@ -99,15 +104,23 @@ int BPF_PROG(lt_exit_nest, struct task_struct *p)
 }
 
 /*
- * The exits the kernel skipped both for (preemptible tracepoints only:
- * lt_claim). Those kernels' event says whether the thread is the last one.
+ * The exits the kernel skipped both for (where tracepoints are preemptible:
+ * lt_claim). The classic event says whether the thread is the last one
+ * wherever the tp_btf one does.
  */
 SEC("tracepoint/sched/sched_process_exit")
 int lt_exit_tp(struct trace_event_raw_sched_process_exit *e)
 {
-	if (!bpf_core_field_exists(e->group_dead) || !lt_claim(LT_MARK_EXIT, 0))
+	struct task_struct *p = (struct task_struct *)bpf_get_current_task();
+	bool last;
+
+	if (!lt_claim(LT_MARK_EXIT, 0, false))
 		return 0;
-	exit_event(e->group_dead, bpf_get_current_task_btf());
+	if (bpf_core_field_exists(e->group_dead))
+		last = e->group_dead;
+	else
+		last = last_thread_claim(p);
+	exit_event(last, p);
 	lt_count_recovered(LT_PROBE_EXIT);
 	return 0;
 }

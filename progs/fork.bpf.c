@@ -71,13 +71,13 @@ static __always_inline struct task_struct *newest_child(struct task_struct *pare
 SEC("tracepoint/sched/sched_process_fork")
 int lt_fork_tp(struct trace_event_raw_sched_process_fork *e)
 {
-	struct task_struct *me = bpf_get_current_task_btf(), *c;
+	struct task_struct *me = (struct task_struct *)bpf_get_current_task(), *c;
 	__u32 pid = e->child_pid;
 
 	c = newest_child(me, pid);
 	if (!c)
 		c = newest_child(BPF_CORE_READ(me, real_parent), pid);
-	if (!c || !new_process(c) || !lt_claim(LT_MARK_FORK, pid))
+	if (!c || !new_process(c) || !lt_claim(LT_MARK_FORK, pid, false))
 		return 0;
 	fork_event(pid);
 	lt_count_recovered(LT_PROBE_FORK);

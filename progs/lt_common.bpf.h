@@ -587,12 +587,15 @@ static __always_inline bool lt_marked(__u32 kind)
  * to claim it in the task's storage writes the record. Exec, exit and fork
  * never happen in an interrupt, so the task's own claims need no atomics.
  */
-static __always_inline bool lt_claim(__u32 kind, __u64 id)
+static __always_inline bool lt_claim(__u32 kind, __u64 id, bool main)
 {
 	struct lt_mark *m = lt_task_new(&lt_marks, lt_current(), (__u32)bpf_get_current_pid_tgid());
 
+	/* no room for the claim: the main program writes the event, a takeover
+	 * does not (else every event would be written thrice); what that loses
+	 * stays in missed */
 	if (!m)
-		return true; /* cannot tell: a rare duplicate rather than a loss */
+		return main;
 	if (kind == LT_MARK_EXEC) {
 		if (m->exec_mm == id)
 			return false;
@@ -634,7 +637,7 @@ static __always_inline bool lt_main_takes(__u32 probe, __u32 kind, __u64 id)
 
 	if (lt_cfg_tp_only)
 		return false;
-	if (!lt_claims() || lt_claim(kind, id))
+	if (!lt_claims() || lt_claim(kind, id, true))
 		return true;
 	st = lt_stat_slot(probe);
 	if (st)
@@ -649,7 +652,7 @@ static __always_inline bool lt_nest_takes(__u32 kind, __u64 id)
 		return false;
 	if (!lt_claims())
 		return !lt_marked(kind);
-	return lt_claim(kind, id);
+	return lt_claim(kind, id, false);
 }
 
 /* The end of the main program: a per-CPU mark where claims are not used. */

@@ -139,7 +139,7 @@ release_forker() {
 
 @test "run killed by SIGKILL: the kernel frees everything, nothing was pinned" {
 	run_bg "$OUT" --probes exec,fork
-	wait_prog_names "lt_exec lt_exec_nest lt_fork lt_fork_nest"
+	wait_prog_names "$(with_tp lt_exec lt_exec_nest lt_fork lt_fork_nest)"
 	kill -KILL "$RUN_PID"
 	wait_rc "$RUN_PID" 5
 	assert_equal "$RC" $((128 + 9))
@@ -154,7 +154,7 @@ release_forker() {
 	p=$!
 	bg_track "$p"
 	run_bg "$OUT" --pid "$p" --count 1 --type exec --probes exec
-	wait_prog_names "lt_exec lt_exec_nest"
+	wait_prog_names "$(with_tp lt_exec lt_exec_nest)"
 	echo go >"$gate"
 	wait_rc "$p" 10
 	wait_rc "$RUN_PID" 10
@@ -167,7 +167,7 @@ release_forker() {
 @test "run is independent of a pinned suite; the pinned suite is intact afterwards" {
 	run -0 "$LT" load --probes exec
 	local ids
-	wait_prog_names "lt_exec lt_exec_nest"
+	wait_prog_names "$(with_tp lt_exec lt_exec_nest)"
 	ids=$(bpftool prog show -j | jq -r '[.[] | select(.name == "lt_exec") | .id] | join(" ")')
 	run_bg "$OUT.run" --probes exec,exit
 	events_bg "$OUT.ev" --type exec
@@ -184,12 +184,12 @@ release_forker() {
 	run -0 count_records "$OUT.run" ".type == \"fork\""
 	assert_output 0
 	# the pinned program is still the same, run's copies are gone
-	wait_prog_names "lt_exec lt_exec_nest"
+	wait_prog_names "$(with_tp lt_exec lt_exec_nest)"
 	run -0 bpftool prog show -j
 	run -0 jq -r '[.[] | select(.name == "lt_exec") | .id] | join(" ")' <<<"$output"
 	assert_output "$ids"
 	run -0 ls "$PIN/links"
-	assert_output "$(printf 'exec\nexec_nest')"
+	assert_output "$(with_tp exec exec_nest | tr ' ' '\n')"
 }
 
 @test "drops without a consumer: counted per probe, events + drops = records produced" {

@@ -208,6 +208,19 @@ tp_preemptible() {
 	[ "${v%%.*}" -ge 7 ]
 }
 
+# with_tp NAME...: the names, plus where the loader attaches the *_tp programs
+# (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
+# exit, fork (lt_exec or exec) among them; sorted, on one line.
+with_tp() {
+	local n out=("$@")
+	if tp_preemptible || [ -n "${LOWTRACE_TP_LEVEL:-}" ]; then
+		for n in "$@"; do
+			case $n in lt_exec | lt_exit | lt_fork | exec | exit | fork) out+=("${n}_tp") ;; esac
+		done
+	fi
+	printf '%s\n' "${out[@]}" | sort | paste -sd' '
+}
+
 # A consumer is ready once libbpf's ring_buffer (an epoll fd) exists.
 wait_consumer_ready() {
 	local i

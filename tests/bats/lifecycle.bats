@@ -99,7 +99,7 @@ prog_ids_of() {
 	assert_line --regexp '^fork +- *$'
 	assert_line --regexp '^oom +- *$'
 	run -0 ls "$PIN/links"
-	assert_output "$(printf 'exec\nexec_nest')"
+	assert_output "$(with_tp exec exec_nest | tr ' ' '\n')"
 	run -0 status_json
 	local st=$output
 	run -0 jq -c '[.probes[] | select(.name != "exec") | .loaded] | unique' <<<"$st"
@@ -107,7 +107,7 @@ prog_ids_of() {
 	run -0 jq -c '[.probes[] | select(.name == "exec" or .name == "exit") | [.name, .loaded, .hook]]' <<<"$st"
 	assert_output '[["exec",true,"tp_btf"],["exit",false,null]]'
 	# the programs of the other probes are not even loaded
-	wait_prog_names "lt_exec lt_exec_nest"
+	wait_prog_names "$(with_tp lt_exec lt_exec_nest)"
 }
 
 @test "load --probes exit,fork: the list is honoured in any order, trailing comma allowed" {
@@ -115,7 +115,7 @@ prog_ids_of() {
 	run -0 "$LT" status --json
 	run -0 jq -c '[.probes[] | select(.loaded) | .name]' <<<"$output"
 	assert_output '["exit","fork"]'
-	wait_prog_names "lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest"
+	wait_prog_names "$(with_tp lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest)"
 }
 
 @test "status and status --json: counters grow as processes run" {
@@ -336,7 +336,7 @@ lt_kernel_state() {
 	mv "$PIN" /sys/fs/bpf/lowtrace-old-999998
 	run --separate-stderr -0 "$LT" load --probes exit
 	[[ "$stderr" == *"removed /sys/fs/bpf/lowtrace-old-999998"* ]]
-	wait_prog_names "lt_exit lt_exit_free lt_exit_nest"
+	wait_prog_names "$(with_tp lt_exit lt_exit_free lt_exit_nest)"
 	# a reader (status) finishes it too, when no loader is at work
 	mv "$PIN" /sys/fs/bpf/lowtrace-tmp-999997
 	run --separate-stderr "$LT" status --json
@@ -358,11 +358,11 @@ lt_kernel_state() {
 	[[ "$stderr" == *"finished the replace a killed loader left half done"* ]]
 	run -0 jq -c '[.probes[] | select(.loaded) | .name], .leftovers' <<<"$output"
 	assert_output $'["exit"]\n[]'
-	wait_prog_names "lt_exit lt_exit_free lt_exit_nest"
+	wait_prog_names "$(with_tp lt_exit lt_exit_free lt_exit_nest)"
 	# killed after the old suite moved out: nothing at the pin path, the new one beside it
 	mv "$PIN" /sys/fs/bpf/lowtrace-new-999995
 	run -0 "$LT" events --count 1 --type exit --duration 5
-	wait_prog_names "lt_exit lt_exit_free lt_exit_nest"
+	wait_prog_names "$(with_tp lt_exit lt_exit_free lt_exit_nest)"
 	[ -d "$PIN" ]
 	run -0 ls /sys/fs/bpf
 	refute_line --regexp '^lowtrace-(tmp|new|old)-'
