@@ -516,6 +516,11 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	s->tp_level = (tp_preemptible() || tp_level_env()) && (o->probes & tp_level_probes());
 	s->skel->rodata->lt_cfg_claims = s->tp_level;
 	s->skel->rodata->lt_cfg_tp_only = s->tp_level && tp_level_env() && !strcmp(tp_level_env(), "only");
+	/* lt_exit_tp claims exits in it where the classic event has no group_dead
+	 * (before 6.16; forced only): a perf-run program there may use only
+	 * preallocated maps (5.10 rejects the load, with a kernel warning) */
+	if (s->tp_level && !tp_preemptible())
+		bpf_map__set_map_flags(s->skel->maps.lt_exit_seen, 0);
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (!err)

@@ -15,12 +15,34 @@ unset f
 LT="${LOWTRACE_BIN:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/lowtrace}"
 PIN=/sys/fs/bpf/lowtrace
 
+# tp_preemptible: the running kernel's tracepoints are preemptible, so a task
+# preempted inside a tp_btf program holds it on that CPU. Debian's 7.x kernels
+# (PREEMPT_LAZY, tracepoints under SRCU); 6.18 and older disable preemption.
+tp_preemptible() {
+	local v
+	v=$(uname -r)
+	[ "${v%%.*}" -ge 7 ]
+}
+
+# with_tp NAME...: the names, plus where the loader attaches the *_tp programs
+# (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
+# exit, fork (lt_exec or exec) among them; sorted, on one line.
+with_tp() {
+	local n out=("$@")
+	if tp_preemptible || [ -n "${LOWTRACE_TP_LEVEL:-}" ]; then
+		for n in "$@"; do
+			case $n in lt_exec | lt_exit | lt_fork | exec | exit | fork) out+=("${n}_tp") ;; esac
+		done
+	fi
+	printf '%s\n' "${out[@]}" | sort | paste -sd' '
+}
+
 # what `load` attaches without --probes: probes in table order, their
 # programs, and the link pins (one per program: its name without "lt_")
 DEFAULT_PROBES=(exec exit fork signal oom tcp tcp_retrans)
 ALL_PROBES=("${DEFAULT_PROBES[@]}" open syscalls runq bio) # the opt-in ones after the default ones
-DEFAULT_PROGS="lt_exec lt_exec_nest lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest lt_oom lt_oom_kill lt_signal lt_signal_nest lt_tcp lt_tcp_nest lt_tcp_retrans" # sorted
-DEFAULT_LINKS="exec exec_nest exit exit_free exit_nest fork fork_nest oom oom_kill signal signal_nest tcp tcp_nest tcp_retrans"
+DEFAULT_PROGS=$(with_tp lt_exec lt_exec_nest lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest lt_oom lt_oom_kill lt_signal lt_signal_nest lt_tcp lt_tcp_nest lt_tcp_retrans) # sorted
+DEFAULT_LINKS=$(with_tp exec exec_nest exit exit_free exit_nest fork fork_nest oom oom_kill signal signal_nest tcp tcp_nest tcp_retrans)
 
 # default_status JQ: a JSON array of JQ applied to each default probe name
 default_status() {
@@ -199,27 +221,7 @@ uncontend() {
 	CONTEND_PIDS=()
 }
 
-# tp_preemptible: the running kernel's tracepoints are preemptible, so a task
-# preempted inside a tp_btf program holds it on that CPU. Debian's 7.x kernels
-# (PREEMPT_LAZY, tracepoints under SRCU); 6.18 and older disable preemption.
-tp_preemptible() {
-	local v
-	v=$(uname -r)
-	[ "${v%%.*}" -ge 7 ]
-}
 
-# with_tp NAME...: the names, plus where the loader attaches the *_tp programs
-# (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
-# exit, fork (lt_exec or exec) among them; sorted, on one line.
-with_tp() {
-	local n out=("$@")
-	if tp_preemptible || [ -n "${LOWTRACE_TP_LEVEL:-}" ]; then
-		for n in "$@"; do
-			case $n in lt_exec | lt_exit | lt_fork | exec | exit | fork) out+=("${n}_tp") ;; esac
-		done
-	fi
-	printf '%s\n' "${out[@]}" | sort | paste -sd' '
-}
 
 # A consumer is ready once libbpf's ring_buffer (an epoll fd) exists.
 wait_consumer_ready() {
