@@ -500,6 +500,7 @@ struct lt_mark {
 	__u32 fork_tid;
 	__u32 exited;
 	__u64 exec_mm;
+	__u64 owner; /* the fallback hash: the thread's start time (a tid is reused) */
 };
 
 struct {
@@ -596,6 +597,15 @@ static __always_inline bool lt_claim(__u32 kind, __u64 id, bool main)
 	 * stays in missed */
 	if (!m)
 		return main;
+	if (!(lt_cfg_local & LT_LOCAL_TASK)) {
+		struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+		__u64 start = BPF_CORE_READ(t, start_time);
+
+		if (m->owner != start) { /* a dead thread's claims, under its reused tid */
+			m->exec_mm = m->fork_tid = m->exited = 0;
+			m->owner = start;
+		}
+	}
 	if (kind == LT_MARK_EXEC) {
 		if (m->exec_mm == id)
 			return false;

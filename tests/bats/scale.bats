@@ -395,12 +395,13 @@ skip_without_perf_links() {
 
 # After load --replace, the new suite's *_tp program runs before its main one
 # (perf keeps its place on the tracepoint from the old suite's): claims keep
-# exactly one record per event whatever the order.
-@test "load --replace with the *_tp programs attached: exactly one exec, exit and fork record each, nothing recovered" {
+# exactly one record per event whatever the order, in the thread-id hash too.
+@test "load --replace --state hash with the *_tp programs attached: exactly one exec, exit and fork record each, nothing recovered" {
 	local n=200 sh
 	skip_without_perf_links
 	run -0 env LOWTRACE_TP_LEVEL=force "$LT" load --probes exec,exit,fork
-	run -0 env LOWTRACE_TP_LEVEL=force "$LT" load --replace --probes exec,exit,fork
+	# and the claims in the thread-id hash (5.10's state; --state hash)
+	run -0 env LOWTRACE_TP_LEVEL=force "$LT" load --replace --state hash --probes exec,exit,fork
 	events_bg "$OUT" --json
 	bash -c 'for ((i = 0; i < '"$n"'; i++)); do /bin/true "$0"; done' "$MARK" 3>&- &
 	sh=$!
