@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # lowtrace as a node service: make install (units, config, man page), --config, and events -o
-# with rotation, SIGHUP and a full or unwritable output directory. Nothing here depends on the
+# with rotation, SIGHUP and a full or unwritable output directory; the README's commands. Nothing here depends on the
 # kernel: it runs on the host only (tests/vm/host-only); the units run for real under systemd in
 # make svctest and make fleettest, and metrics --by is tests/bats/workload.bats.
 
@@ -365,4 +365,60 @@ sys.stdout.write(b.decode())" "$4" >"$2/metrics.txt"
 	assert_equal "$stderr" ""
 	assert_equal "$output" "$(printf '1\n1')"
 	[ ! -e "$PIN" ]
+}
+
+# The README's examples, in its order: every line of its code blocks that starts with the root
+# prompt and runs lowtrace (`make load`/`make unload` as `lowtrace load`/`unload`; other make
+# targets are not run) or bpftool; a trailing "  # comment" is not part of the command. A stream
+# (events) runs 2 s. A `load` example's sample output must be what load prints now, numbers
+# and the state line aside.
+@test "README: the prompt lines run in order; load's sample output is current" {
+	local readme="$BATS_TEST_DIRNAME/../../README.md" line cmd w n=0 want=() got
+	local -a words
+	# readme_sample: compare the sample under the last load example with its real output
+	readme_sample() {
+		[ "${#want[@]}" -gt 0 ] || return 0
+		# the state line and lt_marks name what this kernel has (hashes before 5.11), the
+		# identity line where this machine mounts cgroup2 and how many v1 hierarchies it has
+		local norm='s/[0-9]+/N/g; s/ +/ /g; s/ $//; s/^state: .*/state: (the kernel'"'"'s)/;
+			s/^([a-z]+ lt_marks) .*/\1 (the kernel'"'"'s)/;
+			s/^identity: cgroupN at [^,]*, N vN hierarchies, /identity: cgroupN at (the machine'"'"'s), /'
+		assert_equal "$(sed -E "$norm" <<<"$got")" \
+			"$(printf '%s\n' "${want[@]}" | sed -E "$norm")"
+	}
+	while IFS= read -r line; do
+		if [[ "$line" =~ ^"    # "(make |build/lowtrace |bpftool ) ]]; then
+			readme_sample
+			want=()
+			got=
+			cmd=${line#    # }
+			cmd=${cmd%% #*}
+			case "$cmd" in
+			"make load"*) cmd="build/lowtrace load" ;;
+			"make unload"*) cmd="build/lowtrace unload" ;;
+			make*) continue ;;
+			esac
+			read -ra words <<<"$cmd"
+			[ "${words[0]}" != build/lowtrace ] || words[0]=$LT
+			n=$((n + 1))
+			run --separate-stderr timeout -s INT 2 "${words[@]}"
+			if [ "${words[1]}" = events ] && [ "$status" = 124 ]; then
+				status=0 # still streaming: stopped by the timeout
+			fi
+			[ "$status" = 0 ] || {
+				echo "README line '$line': exit $status: $stderr" >&2
+				return 1
+			}
+			[ "${words[1]}" = load ] && got=$output
+		elif [ -n "$got" ] && [[ "$line" == "    "* ]]; then
+			want+=("${line#    }")
+		else
+			readme_sample
+			want=()
+			got=
+		fi
+	done <"$readme"
+	readme_sample
+	# Quick start, load, events, hist, bpftool: they all ran
+	[ "$n" -ge 15 ]
 }
