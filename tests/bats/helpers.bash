@@ -458,6 +458,48 @@ print("closed", flush=True)
 PY
 }
 
+# http_setup: PORT, a free port for metrics --listen, and HTTP, a client
+http_setup() {
+	PORT=$(free_port)
+	HTTP="$BATS_TEST_TMPDIR/http.py"
+	# http.py PORT MODE: "get PATH" prints status and body; "raw" sends stdin's
+	# bytes as they are and prints the status line of the answer; "rawend" does
+	# the same and then how the connection ended: "eof", or "reset" when the
+	# server closed with the request unread (the client may lose the answer)
+	cat >"$HTTP" <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+s = socket.create_connection(("127.0.0.1", port), timeout=10)
+if sys.argv[2] == "get":
+    s.sendall(("%s %s HTTP/1.1\r\nHost: x\r\n\r\n" % (sys.argv[4] if len(sys.argv) > 4 else "GET", sys.argv[3])).encode())
+else:
+    try:
+        s.sendall(sys.stdin.buffer.read())
+    except OSError:
+        pass
+data = b""
+end = "eof"
+while True:
+    try:
+        d = s.recv(65536)
+    except OSError as e:
+        end = "reset" if isinstance(e, ConnectionResetError) else "error: %s" % e
+        break
+    if not d:
+        break
+    data += d
+head, _, body = data.partition(b"\r\n\r\n")
+print(head.split(b"\r\n")[0].decode() if head else "(no answer)")
+if sys.argv[2] == "get":
+    sys.stdout.write(body.decode())
+if sys.argv[2] == "rawend":
+    print(end)
+PY
+}
+
+# scrape: GET /metrics from `serve`, status line and body
+scrape() { python3 "$HTTP" "$PORT" get /metrics; }
+
 # serve [options]: lowtrace metrics on 127.0.0.1:$PORT in the background; sets MPID
 serve() {
 	"$LT" metrics --listen "127.0.0.1:$PORT" "$@" >"$BATS_TEST_TMPDIR/metrics.out" \
