@@ -491,7 +491,8 @@ static __always_inline struct task_struct *lt_current(void)
  * the two, so the count is the task's own (task storage; the thread-id hash
  * where there is none), atomic since a signal can be generated in an
  * interrupt over the task's own. That costs a storage allocation per new
- * task (docs/performance.md), so it is used only there.
+ * task (docs/performance.md), so it is used only there, and by signal only:
+ * exec, exit and fork claim their events there instead (lt_claim, below).
  */
 enum { LT_MARK_EXEC, LT_MARK_EXIT, LT_MARK_FORK, LT_MARK_SIGNAL, LT_MARK_KINDS };
 struct lt_mark {
