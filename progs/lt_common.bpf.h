@@ -624,11 +624,6 @@ static __always_inline bool lt_claim(__u32 kind, __u64 id, bool main)
 }
 
 /*
- * The main program of exec, exit, fork: does it handle event `id`? Only not
- * where a *_tp program ran first and took it (and counted it recovered: the
- * count is given back, the kernel did not skip this program).
- */
-/*
  * Claims are used where the loader attached the *_tp programs (it sets
  * lt_cfg_claims), and wherever a program finds itself preemptible: per-CPU
  * counts pair the main program and its nest only where nothing runs between.
@@ -642,6 +637,11 @@ static __always_inline bool lt_claims(void)
 	return lt_cfg_claims || lt_run_preemptible();
 }
 
+/*
+ * The main program of exec, exit, fork: does it handle event `id`? Only not
+ * where a *_tp program ran first and took it (and counted it recovered: the
+ * count is given back, the kernel did not skip this program).
+ */
 static __always_inline bool lt_main_takes(__u32 probe, __u32 kind, __u64 id)
 {
 	struct lt_stat *st;
