@@ -454,6 +454,7 @@ static uint64_t tp_level_probes(void)
 
 int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 {
+	const char *tp_env = tp_level_env();
 	struct bpf_program *p;
 	struct lt_suite *s;
 	uint64_t cg_id = 0;
@@ -513,9 +514,9 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
 		s->skel->rodata->lt_cfg_rate[i] = o->rate[i];
 	s->skel->rodata->lt_cfg_shed = !o->no_shed;
-	s->tp_level = (tp_preemptible() || tp_level_env()) && (o->probes & tp_level_probes());
+	s->tp_level = (tp_preemptible() || tp_env) && (o->probes & tp_level_probes());
 	s->skel->rodata->lt_cfg_claims = s->tp_level;
-	s->skel->rodata->lt_cfg_tp_only = s->tp_level && tp_level_env() && !strcmp(tp_level_env(), "only");
+	s->skel->rodata->lt_cfg_tp_only = s->tp_level && tp_env && !strcmp(tp_env, "only");
 	/* lt_exit_tp claims exits in it where the classic event has no group_dead
 	 * (before 6.16; forced only): a perf-run program there may use only
 	 * preallocated maps (5.10 rejects the load, with a kernel warning) */
@@ -540,9 +541,11 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 					       lt_probes[i].progs[k]);
 				goto out;
 			}
-			bpf_program__set_autoload(p, ((o->probes >> i) & 1) &&
-							     (s->tp_level ||
-							      !lt_prog_is_tp_level(lt_probes[i].progs[k])));
+			/* a *_tp program only where its level is attached */
+			bpf_program__set_autoload(
+				p, ((o->probes >> i) & 1) &&
+					   (s->tp_level ||
+					    !lt_prog_is_tp_level(lt_probes[i].progs[k])));
 		}
 	}
 	*out = s;

@@ -221,8 +221,6 @@ uncontend() {
 	CONTEND_PIDS=()
 }
 
-
-
 # A consumer is ready once libbpf's ring_buffer (an epoll fd) exists.
 wait_consumer_ready() {
 	local i
