@@ -380,19 +380,21 @@ static int set_state(struct lt_suite *s, const struct lt_load_opts *o)
 	uint32_t threads = o->max_threads ? o->max_threads : lt_default_max_threads();
 	uint32_t conns = o->max_conns ? o->max_conns : LT_MAX_CONNS_DEFAULT;
 	bool local = o->state != LT_STATE_HASH && kernel_has_local_storage();
+	/* a *_tp program (a classic tracepoint's) cannot reach socket storage */
+	bool local_sk = local && !s->sk_hash;
 	struct bpf_map *m;
 
 	if (o->state == LT_STATE_LOCAL && !local)
 		return lt_error(LT_ENV, "--state local: this kernel has no task and socket storage "
 					"for tracing programs (5.11+); use --state auto or hash");
-	s->skel->rodata->lt_cfg_local = local ? LT_LOCAL_TASK | LT_LOCAL_SK : 0;
-	if (local)
+	s->skel->rodata->lt_cfg_local = (local ? LT_LOCAL_TASK : 0) | (local_sk ? LT_LOCAL_SK : 0);
+	if (local_sk)
 		return LT_OK;
 	bpf_object__for_each_map (m, s->skel->obj) {
 		enum bpf_map_type t = bpf_map__type(m);
 		int fd;
 
-		if (t == BPF_MAP_TYPE_TASK_STORAGE) {
+		if (t == BPF_MAP_TYPE_TASK_STORAGE && !local) {
 			bpf_map__set_type(m, BPF_MAP_TYPE_HASH);
 			bpf_map__set_map_flags(m, 0); /* preallocated: 5.10 tracing wants it */
 			if (strcmp(bpf_map__name(m), "lt_marks")) {
@@ -440,15 +442,42 @@ static int open_cgroup(const char *path, uint64_t *id)
 	return fd;
 }
 
-/* The probes with a *_tp program. */
-static uint64_t tp_level_probes(void)
+/* Does probe i keep state in socket storage? */
+static bool probe_has_sk_storage(struct bpf_object *obj, size_t i)
+{
+	for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].own[k]; k++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(obj, lt_probes[i].own[k]);
+
+		if (m && bpf_map__type(m) == BPF_MAP_TYPE_SK_STORAGE)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The loaded probes whose *_tp program is attached: all that have one, where
+ * tracepoints are preemptible (or LOWTRACE_TP_LEVEL). A *_tp program cannot
+ * reach socket storage: with one loaded, sockets go in the hash (sets
+ * s->sk_hash), but --state local keeps them in socket storage without it.
+ */
+static uint64_t tp_level_probes(struct lt_suite *s, const struct lt_load_opts *o, bool wanted)
 {
 	uint64_t m = 0;
 
-	for (size_t i = 0; i < lt_nprobes; i++)
-		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++)
-			if (lt_prog_is_tp_level(lt_probes[i].progs[k]))
-				m |= 1ull << i;
+	for (size_t i = 0; wanted && i < lt_nprobes; i++) {
+		if (!((o->probes >> i) & 1))
+			continue;
+		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			if (!lt_prog_is_tp_level(lt_probes[i].progs[k]))
+				continue;
+			if (probe_has_sk_storage(s->skel->obj, i)) {
+				if (o->state == LT_STATE_LOCAL)
+					continue;
+				s->sk_hash = true;
+			}
+			m |= 1ull << i;
+		}
+	}
 	return m;
 }
 
@@ -514,7 +543,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
 		s->skel->rodata->lt_cfg_rate[i] = o->rate[i];
 	s->skel->rodata->lt_cfg_shed = !o->no_shed;
-	s->tp_level = (tp_preemptible() || tp_env) && (o->probes & tp_level_probes());
+	s->tp_probes = tp_level_probes(s, o, tp_preemptible() || tp_env);
+	s->tp_level = s->tp_probes != 0;
 	s->skel->rodata->lt_cfg_claims = s->tp_level;
 	s->skel->rodata->lt_cfg_tp_only = s->tp_level && tp_env && !strcmp(tp_env, "only");
 	/* lt_exit_tp claims exits in it where the classic event has no group_dead
@@ -544,7 +574,7 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 			/* a *_tp program only where its level is attached */
 			bpf_program__set_autoload(
 				p, ((o->probes >> i) & 1) &&
-					   (s->tp_level ||
+					   (((s->tp_probes >> i) & 1) ||
 					    !lt_prog_is_tp_level(lt_probes[i].progs[k])));
 		}
 	}

@@ -22,6 +22,8 @@ struct lt_suite {
 	uint64_t probes;
 	bool pin, replace, al_leaks;
 	bool tp_level; /* the *_tp programs are attached (tracepoints are preemptible) */
+	uint64_t tp_probes; /* the probes whose *_tp program is */
+	bool sk_hash; /* sockets in the hash: a *_tp program needs them there */
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;

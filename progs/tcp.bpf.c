@@ -10,7 +10,8 @@
  * context, where the current task is unrelated: the owner is taken in
  * process context only (connect's SYN_SENT; the close() of an accepted
  * socket, FIN_WAIT1 or LAST_ACK), and the filters are applied to it.
- * lt_tcp_nest (below) takes over the changes the kernel skipped lt_tcp for.
+ * lt_tcp_nest and lt_tcp_tp (below) take over the changes the kernel skipped
+ * lt_tcp for.
  */
 #include "lt_common.bpf.h"
 #include <bpf/bpf_endian.h>
@@ -58,16 +59,21 @@ struct {
 	__type(value, struct conn);
 } lt_tcp_conns SEC(".maps");
 
+/* The socket's entry, a closed one too (start_ns 0), or NULL. */
+static __always_inline struct conn *conn_entry(const struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+
+	if (lt_cfg_local & LT_LOCAL_SK)
+		return bpf_sk_storage_get(&lt_tcp_conns, (void *)sk, NULL, 0);
+	return bpf_map_lookup_elem(&lt_tcp_conns, &key);
+}
+
 /* The socket's live connection, or NULL (none, or closed: start_ns 0). */
 static __always_inline struct conn *conn_get(const struct sock *sk)
 {
-	__u64 key = (__u64)sk;
-	struct conn *c;
+	struct conn *c = conn_entry(sk);
 
-	if (lt_cfg_local & LT_LOCAL_SK)
-		c = bpf_sk_storage_get(&lt_tcp_conns, (void *)sk, NULL, 0);
-	else
-		c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
 	return c && c->start_ns ? c : NULL;
 }
 
@@ -88,12 +94,16 @@ static __always_inline bool conn_new(const struct sock *sk, const struct conn *n
 	return bpf_map_update_elem(&lt_tcp_conns, &key, n, BPF_ANY) == 0;
 }
 
-/* The connection ended: local storage goes with the socket, the hash slot is freed now. */
-static __always_inline void conn_done(const struct sock *sk, struct conn *c)
+/*
+ * The connection ended: local storage goes with the socket, the hash slot is
+ * freed now; or, `mark`, kept closed (start_ns 0, last CLOSE) for the programs
+ * after this one to see the change taken (lt_tcp_tp running first, below).
+ */
+static __always_inline void conn_done(const struct sock *sk, struct conn *c, bool mark)
 {
 	__u64 key = (__u64)sk;
 
-	if (lt_cfg_local & LT_LOCAL_SK)
+	if (lt_cfg_local & LT_LOCAL_SK || mark)
 		c->start_ns = 0;
 	else
 		bpf_map_delete_elem(&lt_tcp_conns, &key);
@@ -134,12 +144,13 @@ static __always_inline int fill_addr(struct lt_tcp_addr *a, const struct sock *s
 
 /*
  * One state change. False when nothing could be done about it: a new
- * connection found no room (counted as a drop here by lt_tcp; lt_tcp_nest,
- * which cannot tell whether lt_tcp already counted it, leaves it to the
- * kernel's miss count), or the socket is not tracked.
+ * connection found no room (counted as a drop by the first program to run;
+ * a later one, `nested`, cannot tell whether that one counted it and leaves it
+ * to the kernel's miss count), or the socket is not tracked. `mark`: a close
+ * leaves the entry closed for the programs after this one (conn_done).
  */
 static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int newstate,
-				      bool nested)
+				      bool nested, bool mark)
 {
 	struct conn *c, n = {};
 	struct tcp_sock *tp;
@@ -214,43 +225,143 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 	__builtin_memcpy(r->comm, c->comm, sizeof(r->comm));
 	lt_submit(LT_PROBE_TCP, r);
 out:
-	conn_done(sk, c);
+	conn_done(sk, c, mark);
 	return true;
+}
+
+/*
+ * The levels. The kernel skips a program that fires while it is still running
+ * on the same CPU, and only counts it (a recursion miss): a softirq's state
+ * change inside a process-context one, or, on kernels whose tracepoints are
+ * preemptible, another task's. That change would be lost. lt_tcp_nest, a
+ * second program on the same hook, runs after lt_tcp for every change and
+ * takes over the ones lt_tcp did not see. A socket's changes are serialized
+ * by its lock, so the `last` state in the socket's entry tells exactly
+ * whether a program already handled this one (conn_taken).
+ *
+ * Where tracepoints are preemptible, two tasks preempted inside lt_tcp and
+ * lt_tcp_nest on one CPU hold both; lt_tcp_tp, on the classic tracepoint,
+ * is run by perf with preemption disabled and takes over what both missed
+ * (the loader attaches it there, with the sockets in the hash: a classic
+ * tracepoint program cannot reach socket storage). Perf keeps its place on
+ * the tracepoint from its first user, so after load --replace lt_tcp_tp runs
+ * FIRST: each CPU notes which level ran first (lt_tcp_first), and then
+ * lt_tcp_tp counts every change it takes as recovered and lt_tcp gives that
+ * back when it finds the change taken (so recovered is what the kernel
+ * skipped lt_tcp for, in either order), and a close leaves the entry closed
+ * for the tp_btf program after it to free.
+ */
+enum { LT_TCP_FIRST_BTF = 1, LT_TCP_FIRST_TP = 2 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lt_tcp_first SEC(".maps");
+
+/* lt_tcp_tp is attached: the loader attaches it where it keeps sockets in the hash */
+static __always_inline bool tcp_tp_level(void)
+{
+	return lt_cfg_claims && !(lt_cfg_local & LT_LOCAL_SK);
+}
+
+/* Does lt_tcp_tp run before the tp_btf programs? The first level to run on a CPU says. */
+static __always_inline bool tcp_tp_first(bool tp)
+{
+	__u32 zero = 0, *f = bpf_map_lookup_elem(&lt_tcp_first, &zero);
+
+	if (!f)
+		return false;
+	if (!*f)
+		*f = tp ? LT_TCP_FIRST_TP : LT_TCP_FIRST_BTF;
+	return *f == LT_TCP_FIRST_TP;
+}
+
+/* Did a program before this one handle the change? Entry `c` from conn_entry. */
+static __always_inline bool conn_taken(const struct conn *c, int newstate)
+{
+	if (!c)
+		return false;
+	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_)
+		return c->start_ns && c->last == newstate;
+	return c->last == newstate; /* a close: the entry left closed */
+}
+
+/* A closed entry lt_tcp_tp left: the tp_btf program that finds it frees it. */
+static __always_inline void conn_free_closed(const struct sock *sk, const struct conn *c)
+{
+	__u64 key = (__u64)sk;
+
+	if (!c->start_ns && !(lt_cfg_local & LT_LOCAL_SK))
+		bpf_map_delete_elem(&lt_tcp_conns, &key);
+}
+
+/* A takeover (lt_tcp_nest; lt_tcp_tp): handles the change if no program before it did. */
+static __always_inline void tcp_takeover(const struct sock *sk, int oldstate, int newstate,
+					 bool tp)
+{
+	struct conn *c = conn_entry(sk);
+	/* (lt_tcp_nest notes the order too: lt_tcp may be skipped on a CPU's first change) */
+	bool first = tcp_tp_level() && tcp_tp_first(tp) && tp;
+
+	if (conn_taken(c, newstate)) {
+		if (!tp)
+			conn_free_closed(sk, c);
+		return;
+	}
+	if (newstate != TCP_SYN_SENT_ && newstate != TCP_SYN_RECV_ && !(c && c->start_ns))
+		return; /* nothing to do: an untracked socket */
+	/* (alone, LOWTRACE_TP_LEVEL=only, lt_tcp_tp leaves no closed entry behind) */
+	if (tcp_state(sk, oldstate, newstate, !first, first && !lt_cfg_tp_only))
+		lt_count_recovered(LT_PROBE_TCP);
 }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 {
-	if (BPF_CORE_READ(sk, sk_protocol) == IPPROTO_TCP)
-		tcp_state(sk, oldstate, newstate, false);
-	return 0;
-}
-
-/*
- * The kernel skips a program that fires while it is still running on the same
- * CPU, and only counts it (a recursion miss): a softirq's state change inside a
- * process-context one, or, on kernels whose tracepoints are preemptible, another
- * task's. That event would be lost. This second program on the same hook runs
- * after lt_tcp for every change and takes over the ones lt_tcp did not see. A
- * socket's changes are serialized by its lock, so the `last` state lt_tcp left
- * in the socket's entry tells exactly whether lt_tcp ran for this one.
- */
-SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(lt_tcp_nest, const struct sock *sk, int oldstate, int newstate)
-{
+	struct lt_stat *st;
 	struct conn *c;
+	bool after = false;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
-	c = conn_get(sk);
-	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_) {
-		if (c && c->last == newstate)
+	if (tcp_tp_level()) {
+		if (lt_cfg_tp_only)
 			return 0;
-	} else if (!c || c->last == newstate) {
-		return 0; /* lt_tcp saw it, or there is nothing to do */
+		after = tcp_tp_first(false);
+		c = after ? conn_entry(sk) : NULL;
+		if (conn_taken(c, newstate)) {
+			/* lt_tcp_tp ran first and took it: not a skip of ours */
+			conn_free_closed(sk, c);
+			st = lt_stat_slot(LT_PROBE_TCP);
+			if (st)
+				st->recovered--; /* the sum over CPUs is what counts */
+			return 0;
+		}
 	}
-	if (tcp_state(sk, oldstate, newstate, true))
-		lt_count_recovered(LT_PROBE_TCP);
+	tcp_state(sk, oldstate, newstate, after, false);
+	return 0;
+}
+
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(lt_tcp_nest, const struct sock *sk, int oldstate, int newstate)
+{
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	if (tcp_tp_level() && lt_cfg_tp_only)
+		return 0;
+	tcp_takeover(sk, oldstate, newstate, false);
+	return 0;
+}
+
+SEC("tracepoint/sock/inet_sock_set_state")
+int lt_tcp_tp(struct trace_event_raw_inet_sock_set_state *e)
+{
+	if (BPF_CORE_READ(e, protocol) != IPPROTO_TCP)
+		return 0;
+	tcp_takeover(BPF_CORE_READ(e, skaddr), BPF_CORE_READ(e, oldstate),
+		     BPF_CORE_READ(e, newstate), true);
 	return 0;
 }
 

@@ -26,12 +26,13 @@ tp_preemptible() {
 
 # with_tp NAME...: the names, plus where the loader attaches the *_tp programs
 # (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
-# exit, fork (lt_exec or exec) among them; sorted, on one line.
+# exit, fork, tcp (lt_exec or exec) among them; sorted, on one line. (Not
+# tcp's with --state local: a *_tp program cannot reach socket storage.)
 with_tp() {
 	local n out=("$@")
 	if tp_preemptible || [ -n "${LOWTRACE_TP_LEVEL:-}" ]; then
 		for n in "$@"; do
-			case $n in lt_exec | lt_exit | lt_fork | exec | exit | fork) out+=("${n}_tp") ;; esac
+			case $n in lt_exec | lt_exit | lt_fork | lt_tcp | exec | exit | fork | tcp) out+=("${n}_tp") ;; esac
 		done
 	fi
 	printf '%s\n' "${out[@]}" | sort | paste -sd' '

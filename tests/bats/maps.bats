@@ -69,6 +69,29 @@ local_or_skip() {
 	assert_line --regexp '^syscalls +lt_sys_hist +percpu_hash +[0-9]+ +4096$'
 }
 
+# lt_tcp_tp (a classic tracepoint's program) cannot reach socket storage: where
+# it is attached (preemptible tracepoints: 7.x; LOWTRACE_TP_LEVEL here) the
+# sockets are in the hash; --state local keeps socket storage, without it
+@test "the tcp takeover on the classic tracepoint: sockets in the hash, task storage stays; --state local: socket storage without lt_tcp_tp" {
+	local env=()
+	tp_preemptible || env=(LOWTRACE_TP_LEVEL=force)
+	# (before 5.15 a perf event's program is no link the loader could pin)
+	[ "$(printf '%s\n' 5.15 "$(uname -r | sed 's/-.*//')" | sort -V | head -n 1)" = 5.15 ] ||
+		skip "no perf_event links before 5.15 ($(uname -r)): lt_tcp_tp cannot stay attached"
+	run -0 env "${env[@]}" "$LT" load --probes syscalls,tcp
+	run -0 ls "$PIN/links"
+	assert_output "$(printf '%s\n' sys_e sys_x tcp tcp_nest tcp_tp)"
+	run -0 "$LT" status
+	assert_line "state: task-local storage, per-socket bounded hash"
+	assert_line --regexp '^tcp +lt_tcp_conns +hash +[0-9]+ +65536$'
+	run -0 "$LT" unload
+	run -0 env "${env[@]}" "$LT" load --probes syscalls,tcp --state local
+	run -0 ls "$PIN/links"
+	assert_output "$(printf '%s\n' sys_e sys_x tcp tcp_nest)"
+	run -0 "$LT" status --json
+	assert_equal "$(jq -c .state <<<"$output")" '{"task":"local","sk":"local"}'
+}
+
 @test "--state hash --max-threads 1000 --max-conns 500: the bounded hashes with those caps" {
 	run -0 "$LT" load --probes syscalls,tcp,tcp_retrans,open,runq --state hash --max-threads 1000 --max-conns 500
 	# the load summary says it too
