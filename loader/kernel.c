@@ -545,6 +545,11 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_shed = !o->no_shed;
 	s->tp_probes = tp_level_probes(s, o, tp_preemptible() || tp_env);
 	s->tp_level = s->tp_probes != 0;
+	/* their tracepoints' ids are in tracefs: mounted before anything is loaded */
+	if (s->tp_level && (err = ensure_tracefs())) {
+		ret = err;
+		goto out;
+	}
 	s->skel->rodata->lt_cfg_claims = s->tp_level;
 	s->skel->rodata->lt_cfg_tp_only = s->tp_level && tp_env && !strcmp(tp_env, "only");
 	/* lt_exit_tp claims exits in it where the classic event has no group_dead
@@ -668,8 +673,6 @@ static int load_attach(struct lt_suite *s)
 			return lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
 					strerror(errno));
 	}
-	if (s->tp_level && (err = ensure_tracefs()))
-		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		if (!((s->probes >> i) & 1))
 			continue;

@@ -137,6 +137,25 @@ load helpers
 	assert_nothing_loaded
 }
 
+# The *_tp programs (preemptible tracepoints; LOWTRACE_TP_LEVEL here) need
+# tracefs for their tracepoints' ids: in a mount namespace where /sys/kernel is
+# a read-only tmpfs holding only the BTF, there is none and none can be mounted
+@test "no tracefs possible where the *_tp programs attach: load exits 5 naming tracefs, nothing pinned or loaded" {
+	local d=$BATS_TEST_TMPDIR/btf
+	mkdir -p "$d"
+	run --separate-stderr unshare -m --propagation private sh -c "
+		mount --bind /sys/kernel/btf '$d' || exit 100
+		mount -t tmpfs -o mode=755 none /sys/kernel || exit 101
+		mkdir /sys/kernel/btf && mount --bind '$d' /sys/kernel/btf || exit 102
+		mount -o remount,ro,bind /sys/kernel || exit 103
+		exec env LOWTRACE_TP_LEVEL=force '$LT' load --probes exec,tcp"
+	assert_equal "$status" 5
+	assert_one_error_line
+	assert_output ''
+	assert_equal "$stderr" "lowtrace: no tracefs: cannot mount tracefs at /sys/kernel/tracing: No such file or directory"
+	assert_nothing_loaded
+}
+
 @test "bpffs not mounted: load mounts it (in a private mount namespace)" {
 	# in a new mount namespace, bpffs is unmounted; load mounts it again, pins there,
 	# and its pins disappear with the namespace: the host stays unloaded
