@@ -10,8 +10,9 @@
  * context, where the current task is unrelated: the owner is taken in
  * process context only (connect's SYN_SENT; the close() of an accepted
  * socket, FIN_WAIT1 or LAST_ACK), and the filters are applied to it.
- * lt_tcp_nest and lt_tcp_tp (below) take over the changes the kernel skipped
- * lt_tcp for.
+ * Listening sockets have an entry too (no record): every change of a socket
+ * opened since the load then leaves a trace, by which lt_tcp_nest and
+ * lt_tcp_tp (below) take over exactly the changes the kernel skipped lt_tcp for.
  */
 #include "lt_common.bpf.h"
 #include <bpf/bpf_endian.h>
@@ -28,6 +29,7 @@ enum {
 	TCP_FIN_WAIT2_ = 5,
 	TCP_CLOSE_ = 7,
 	TCP_LAST_ACK_ = 9,
+	TCP_LISTEN_ = 10,
 	TCP_CLOSING_ = 11,
 };
 
@@ -39,8 +41,9 @@ struct conn {
 	__u8 owner_known; /* pid/tid/comm were taken in process context */
 	__u8 keep; /* the owner passed the filters */
 	__u8 syn_acked; /* connect side, established: bytes_acked counted our SYN */
-	__u8 last; /* the last state lt_tcp saw: lt_tcp_nest compares */
-	__u8 _pad[7];
+	__u8 last; /* the last state a program handled: the next ones compare (conn_taken) */
+	__u8 listener; /* tracked so that every change leaves a trace: no record */
+	__u8 _pad[6];
 	char comm[LT_COMM_LEN];
 	struct lt_tcp_addr addr; /* taken at ESTABLISHED: by CLOSE the port may be released */
 	__u64 cgroup_id; /* the owner's */
@@ -156,6 +159,15 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 	struct tcp_sock *tp;
 	struct lt_tcp *r;
 
+	if (newstate == TCP_LISTEN_) {
+		/* no record, but a takeover can then tell a change the kernel skipped
+		 * the main program for from one it had nothing to do for */
+		n.start_ns = bpf_ktime_get_ns();
+		n.last = newstate;
+		n.listener = 1;
+		n.keep = !lt_filtering();
+		return conn_new(sk, &n);
+	}
 	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_) {
 		n.start_ns = bpf_ktime_get_ns();
 		n.last = newstate;
@@ -187,7 +199,7 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 	}
 	if (newstate != TCP_CLOSE_)
 		return true;
-	if (!c->keep)
+	if (!c->keep || c->listener)
 		goto out;
 	r = lt_reserve(LT_PROBE_TCP, LT_TYPE_TCP, sizeof(*r));
 	if (!r)
@@ -283,7 +295,7 @@ static __always_inline bool conn_taken(const struct conn *c, int newstate)
 {
 	if (!c)
 		return false;
-	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_)
+	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_ || newstate == TCP_LISTEN_)
 		return c->start_ns && c->last == newstate;
 	return c->last == newstate; /* a close: the entry left closed */
 }
@@ -310,8 +322,9 @@ static __always_inline void tcp_takeover(const struct sock *sk, int oldstate, in
 			conn_free_closed(sk, c);
 		return;
 	}
-	if (newstate != TCP_SYN_SENT_ && newstate != TCP_SYN_RECV_ && !(c && c->start_ns))
-		return; /* nothing to do: an untracked socket */
+	if (newstate != TCP_SYN_SENT_ && newstate != TCP_SYN_RECV_ && newstate != TCP_LISTEN_ &&
+	    !(c && c->start_ns))
+		return; /* nothing to do: a socket opened before the probe was loaded */
 	/* (alone, LOWTRACE_TP_LEVEL=only, lt_tcp_tp leaves no closed entry behind) */
 	if (tcp_state(sk, oldstate, newstate, !first, first && !lt_cfg_tp_only))
 		lt_count_recovered(LT_PROBE_TCP);
