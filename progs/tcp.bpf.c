@@ -310,8 +310,7 @@ static __always_inline void conn_free_closed(const struct sock *sk, const struct
 }
 
 /* A takeover (lt_tcp_nest; lt_tcp_tp): handles the change if no program before it did. */
-static __always_inline void tcp_takeover(const struct sock *sk, int oldstate, int newstate,
-					 bool tp)
+static __always_inline void tcp_takeover(const struct sock *sk, int oldstate, int newstate, bool tp)
 {
 	struct conn *c = conn_entry(sk);
 	/* (lt_tcp_nest notes the order too: lt_tcp may be skipped on a CPU's first change) */
