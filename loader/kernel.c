@@ -94,6 +94,43 @@ static bool tp_preemptible(void)
 }
 
 /*
+ * Can a perf event's program be pinned (a perf-event link, 5.15+)? Then a
+ * probe with programs on classic syscall tracepoints (tracepoint/syscalls/...,
+ * run for their syscall only) takes those instead of its tp_btf ones on
+ * sys_enter/sys_exit, run for every syscall.
+ */
+static bool perf_links(void)
+{
+	struct utsname u;
+	int maj = 0, min = 0;
+
+	return uname(&u) == 0 && sscanf(u.release, "%d.%d", &maj, &min) == 2 &&
+	       (maj > 5 || (maj == 5 && min >= 15));
+}
+
+static bool prog_on_syscall_tp(const struct bpf_program *p)
+{
+	return p && !strncmp(bpf_program__section_name(p), "tracepoint/syscalls/", 20);
+}
+
+/* Is program k of probe i the hook this kernel gets (see perf_links)? */
+static bool prog_hook_chosen(struct bpf_object *obj, size_t i, int k, bool perf)
+{
+	const char *sec = bpf_program__section_name(
+		bpf_object__find_program_by_name(obj, lt_probes[i].progs[k]));
+	bool classic = false;
+
+	if (!strncmp(sec, "tracepoint/syscalls/", 20))
+		return perf;
+	if (strcmp(sec, "tp_btf/sys_enter") && strcmp(sec, "tp_btf/sys_exit"))
+		return true;
+	for (int j = 0; j < LT_PROBE_PROGS && lt_probes[i].progs[j]; j++)
+		classic |= prog_on_syscall_tp(
+			bpf_object__find_program_by_name(obj, lt_probes[i].progs[j]));
+	return !(classic && perf);
+}
+
+/*
  * LOWTRACE_TP_LEVEL (tests): "force" attaches the *_tp programs on any kernel;
  * "only" also makes the main and nest programs of those probes do nothing, so
  * the *_tp programs write every record.
@@ -484,6 +521,7 @@ static uint64_t tp_level_probes(struct lt_suite *s, const struct lt_load_opts *o
 int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 {
 	const char *tp_env = tp_level_env();
+	bool perf = perf_links();
 	struct bpf_program *p;
 	struct lt_suite *s;
 	uint64_t cg_id = 0;
@@ -545,11 +583,6 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	s->skel->rodata->lt_cfg_shed = !o->no_shed;
 	s->tp_probes = tp_level_probes(s, o, tp_preemptible() || tp_env);
 	s->tp_level = s->tp_probes != 0;
-	/* their tracepoints' ids are in tracefs: mounted before anything is loaded */
-	if (s->tp_level && (err = ensure_tracefs())) {
-		ret = err;
-		goto out;
-	}
 	s->skel->rodata->lt_cfg_claims = s->tp_level;
 	s->skel->rodata->lt_cfg_tp_only = s->tp_level && tp_env && !strcmp(tp_env, "only");
 	/* lt_exit_tp claims exits in it where the classic event has no group_dead
@@ -576,11 +609,21 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 					       lt_probes[i].progs[k]);
 				goto out;
 			}
-			/* a *_tp program only where its level is attached */
+			/* a *_tp program only where its level is attached; one hook of two */
 			bpf_program__set_autoload(
 				p, ((o->probes >> i) & 1) &&
 					   (((s->tp_probes >> i) & 1) ||
-					    !lt_prog_is_tp_level(lt_probes[i].progs[k])));
+					    !lt_prog_is_tp_level(lt_probes[i].progs[k])) &&
+					   prog_hook_chosen(s->skel->obj, i, k, perf));
+		}
+	}
+	/* a classic tracepoint's id is in tracefs: mounted before anything is loaded */
+	bpf_object__for_each_program (p, s->skel->obj) {
+		if (bpf_program__autoload(p) &&
+		    !strncmp(bpf_program__section_name(p), "tracepoint/", 11) &&
+		    (err = ensure_tracefs())) {
+			ret = err;
+			goto out;
 		}
 	}
 	*out = s;

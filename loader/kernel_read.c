@@ -844,6 +844,15 @@ static const char *hook_name(const struct bpf_link_info *li)
 			close(fd);
 		return "raw_tp";
 	case BPF_LINK_TYPE_PERF_EVENT:
+		/* a classic tracepoint's program (open where perf links exist; *_tp) */
+		fd = bpf_prog_get_fd_by_id(li->prog_id);
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0 &&
+		    pi.type == BPF_PROG_TYPE_TRACEPOINT) {
+			close(fd);
+			return "tracepoint";
+		}
+		if (fd >= 0)
+			close(fd);
 		return "perf_event";
 	default:
 		return "other";
@@ -941,10 +950,13 @@ int lt_read_status(struct lt_status *st)
 		struct bpf_link_info li = {};
 
 		len = sizeof(li);
-		/* the main program's link tells the hook */
-		snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR,
-			 lt_link_name(lt_probes[i].progs[0]));
-		fd = bpf_obj_get(path);
+		/* the first attached program's link tells the hook (one of two for open) */
+		fd = -1;
+		for (int k = 0; fd < 0 && k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR,
+				 lt_link_name(lt_probes[i].progs[k]));
+			fd = bpf_obj_get(path);
+		}
 		if (fd < 0)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {

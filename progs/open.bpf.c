@@ -3,14 +3,15 @@
  * open: one record per open, openat and openat2, written at the syscall's
  * return with the fd or -errno.
  *
- * tp_btf on the raw sys_enter/sys_exit tracepoints, not the classic
- * syscalls:sys_enter_open* ones: those attach through perf events, and a
- * perf-event link (the only kind that can be pinned) needs 5.15, so on 5.10
- * the probe could not outlive the loader. The price: the program runs for
- * every syscall and leaves at once unless it is one of the three
- * (docs/design.md has the measured cost). The arguments are kept per thread
- * from entry to exit; the path is read at exit, when the kernel has just
- * copied it in, so it is resident.
+ * Two hooks, one chosen by the loader. Where a perf-event link can be pinned
+ * (5.15+), the classic syscalls:sys_{enter,exit}_open{,at,at2} tracepoints
+ * (lt_open_eo ... lt_open_xat2): the programs run for those three syscalls
+ * only, so other syscalls pay nothing. Before 5.15 the probe could not
+ * outlive the loader that way, so it takes tp_btf on the raw sys_enter and
+ * sys_exit tracepoints (lt_open_e, lt_open_x): those run for every syscall
+ * and leave at once unless it is one of the three (docs/performance.md has
+ * both costs). The arguments are kept per thread from entry to exit; the path
+ * is read at exit, when the kernel has just copied it in, so it is resident.
  */
 #include "lt_common.bpf.h"
 #include "lt_syscall_nr.h"
@@ -27,14 +28,40 @@ struct open_args {
 /* the arguments of the open a thread is in */
 LT_TASK_STATE(lt_open_args, struct open_args);
 
+/* An open's entry: its arguments are kept for its exit. */
+static __always_inline void open_enter(__u32 syscall, __s32 dfd, const char *path, __u32 flags,
+				       __u32 mode)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct open_args a = { .live = 1,
+			       .path = path,
+			       .dfd = dfd,
+			       .flags = flags,
+			       .mode = mode,
+			       .syscall = syscall };
+
+	if (lt_skip_current())
+		return;
+	/* a full map loses this open: counted as a drop, not silent */
+	if (!lt_task_put(&lt_open_args, lt_current(), tid, &a, sizeof(a)))
+		lt_count(LT_PROBE_OPEN, true);
+}
+
+/* openat2's flags and mode, from its struct open_how */
+static __always_inline void openat2_enter(__s32 dfd, const char *path, const void *uhow)
+{
+	struct open_how how = {};
+
+	/* unreadable: the call fails with EFAULT, flags and mode stay 0 */
+	bpf_probe_read_user(&how, sizeof(how), uhow);
+	open_enter(LT_OPEN_OPENAT2, dfd, path, how.flags, how.mode);
+}
+
 /* x86-64 syscall arguments: di, si, dx, r10 */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	unsigned long di, si, dx, r10;
-	struct open_args a = { .live = 1 };
-	struct open_how how = {};
 
 	if (id != LT_NR_open && id != LT_NR_openat && id != LT_NR_openat2)
 		return 0;
@@ -43,40 +70,19 @@ int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 	si = regs->si;
 	dx = regs->dx;
 	r10 = regs->r10;
-	if (id == LT_NR_open) {
-		a.syscall = LT_OPEN_OPEN;
-		a.dfd = -100; /* AT_FDCWD */
-		a.path = (const char *)di;
-		a.flags = si;
-		a.mode = dx;
-	} else if (id == LT_NR_openat) {
-		a.syscall = LT_OPEN_OPENAT;
-		a.dfd = di;
-		a.path = (const char *)si;
-		a.flags = dx;
-		a.mode = r10;
-	} else {
-		a.syscall = LT_OPEN_OPENAT2;
-		a.dfd = di;
-		a.path = (const char *)si;
-		/* unreadable struct open_how: the call fails with EFAULT, flags and mode stay 0 */
-		bpf_probe_read_user(&how, sizeof(how), (void *)dx);
-		a.flags = how.flags;
-		a.mode = how.mode;
-	}
-	if (lt_skip_current())
-		return 0;
-	/* a full map loses this open: counted as a drop, not silent */
-	if (!lt_task_put(&lt_open_args, lt_current(), tid, &a, sizeof(a)))
-		lt_count(LT_PROBE_OPEN, true);
+	if (id == LT_NR_open)
+		open_enter(LT_OPEN_OPEN, -100 /* AT_FDCWD */, (const char *)di, si, dx);
+	else if (id == LT_NR_openat)
+		open_enter(LT_OPEN_OPENAT, di, (const char *)si, dx, r10);
+	else
+		openat2_enter(di, (const char *)si, (const void *)dx);
 	return 0;
 }
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
+/* An open's exit: its record, from the arguments its entry kept. */
+static __always_inline void open_exit(long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	long id = regs->orig_ax;
 	struct task_struct *task;
 	struct open_args *a;
 	struct lt_open *r;
@@ -84,16 +90,14 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 	bool shed;
 	long n;
 
-	if (id != LT_NR_open && id != LT_NR_openat && id != LT_NR_openat2)
-		return 0;
 	task = lt_current();
 	a = lt_task_get(&lt_open_args, task, tid);
 	if (!a || !a->live)
-		return 0;
+		return;
 	r = lt_reserve_shed(LT_PROBE_OPEN, LT_TYPE_OPEN, sizeof(*r), LT_OPEN_SHED_SIZE, &shed);
 	if (!r) {
 		lt_task_done(&lt_open_args, a, tid);
-		return 0;
+		return;
 	}
 	r->ret = ret;
 	r->dfd = a->dfd;
@@ -118,5 +122,58 @@ int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	lt_task_done(&lt_open_args, a, tid);
 	lt_submit(LT_PROBE_OPEN, r);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
+{
+	long id = regs->orig_ax;
+
+	if (id == LT_NR_open || id == LT_NR_openat || id == LT_NR_openat2)
+		open_exit(ret);
+	return 0;
+}
+
+/* The classic tracepoints: the event holds the syscall's arguments, 8 bytes each. */
+SEC("tracepoint/syscalls/sys_enter_open")
+int lt_open_eo(struct syscall_trace_enter *e)
+{
+	open_enter(LT_OPEN_OPEN, -100 /* AT_FDCWD */, (const char *)e->args[0], e->args[1],
+		   e->args[2]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_openat")
+int lt_open_eat(struct syscall_trace_enter *e)
+{
+	open_enter(LT_OPEN_OPENAT, e->args[0], (const char *)e->args[1], e->args[2], e->args[3]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_openat2")
+int lt_open_eat2(struct syscall_trace_enter *e)
+{
+	openat2_enter(e->args[0], (const char *)e->args[1], (const void *)e->args[2]);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_open")
+int lt_open_xo(struct syscall_trace_exit *e)
+{
+	open_exit(e->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat")
+int lt_open_xat(struct syscall_trace_exit *e)
+{
+	open_exit(e->ret);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_openat2")
+int lt_open_xat2(struct syscall_trace_exit *e)
+{
+	open_exit(e->ret);
 	return 0;
 }

@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# open: one record per open, openat and openat2 (tp_btf sys_enter/sys_exit).
+# open: one record per open, openat and openat2 (the classic syscalls:sys_*_open*
+# tracepoints where perf links exist, 5.15+; tp_btf sys_enter/sys_exit before).
 
 load helpers
 
@@ -47,11 +48,62 @@ run_opener() {
 
 opened() { awk -v n="$1" '$1 == n { print $2 }' <<<"$OPENED"; }
 
+# perf_links: a perf event's program can be pinned (5.15+): open takes the classic tracepoints
+perf_links() {
+	local v
+	v=$(uname -r)
+	v=${v%%-*}
+	[ "$(printf '%s\n' 5.15 "$v" | sort -V | head -n 1)" = 5.15 ]
+}
+
+# the hook status shows for open here
+open_hook() {
+	if perf_links; then echo tracepoint; else echo tp_btf; fi
+}
+
 @test "open is opt-in: load without --probes leaves it out" {
 	run -0 "$LT" load
 	assert_line --regexp '^open +- *$'
 	run -0 "$LT" load --replace --probes open
-	assert_line --regexp '^open +tp_btf +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$'
+	assert_line --regexp "^open +$(open_hook) +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\$"
+	# where perf links exist, the six classic tracepoints; before, the two raw ones
+	run -0 ls "$PIN/links"
+	if perf_links; then
+		assert_output "$(printf '%s\n' open_eat open_eat2 open_eo open_xat open_xat2 open_xo)"
+	else
+		assert_output "$(printf '%s\n' open_e open_x)"
+	fi
+}
+
+# What open costs other syscalls: with the classic tracepoints its programs do
+# not run for them at all; with tp_btf on sys_enter/sys_exit they run for each
+@test "other syscalls: 20 000 getppid run no open program (classic tracepoints); twice each on tp_btf" {
+	local was runs0 runs1 line
+	was=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	run -0 "$LT" load --probes open
+	coproc GP { python3 -c '
+import os, sys
+print("ready", flush=True)
+sys.stdin.readline()
+for _ in range(20000): os.getppid()
+print("done", flush=True)' 3>&-; }
+	bg_track "$GP_PID"
+	read -r -t 10 -u "${GP[0]}" line
+	assert_equal "$line" ready
+	runs0=$(bpftool -j prog show | jq '[.[] | select(.name // "" | startswith("lt_open")) | .run_cnt // 0] | add')
+	echo >&"${GP[1]}"
+	read -r -t 30 -u "${GP[0]}" line
+	runs1=$(bpftool -j prog show | jq '[.[] | select(.name // "" | startswith("lt_open")) | .run_cnt // 0] | add')
+	sysctl -qw kernel.bpf_stats_enabled="$was"
+	assert_equal "$line" done
+	echo "# open's programs ran $((runs1 - runs0)) times during 20 000 getppid ($(open_hook))" >&3
+	if perf_links; then
+		# (other processes' opens meanwhile: a few)
+		[ $((runs1 - runs0)) -lt 2000 ] || fail "$((runs1 - runs0)) runs"
+	else
+		[ $((runs1 - runs0)) -ge 40000 ] || fail "$((runs1 - runs0)) runs"
+	fi
 }
 
 @test "openat, a missing file, a dirfd-relative path, open(2) and openat2: exact records" {

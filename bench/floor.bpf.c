@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bench/floor.bpf.c: one empty program per hook lowtrace's probes use, so
+ * bench/peers can measure the hook floor: what the kernel spends to run a
+ * program that does nothing there (BPF statistics count the program only).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#define FLOOR(name, hook)                  \
+	SEC("tp_btf/" #hook)               \
+	int BPF_PROG(name)                 \
+	{                                  \
+		return 0;                  \
+	}
+
+FLOOR(f_exec, sched_process_exec)
+FLOOR(f_exit, sched_process_exit)
+FLOOR(f_free, sched_process_free)
+FLOOR(f_fork, sched_process_fork)
+FLOOR(f_signal, signal_generate)
+FLOOR(f_sys_enter, sys_enter)
+FLOOR(f_sys_exit, sys_exit)
+FLOOR(f_wakeup, sched_wakeup)
+FLOOR(f_wakeup_new, sched_wakeup_new)
+FLOOR(f_switch, sched_switch)
+FLOOR(f_rq_issue, block_rq_issue)
+FLOOR(f_rq_complete, block_rq_complete)
+FLOOR(f_sk_state, inet_sock_set_state)
+FLOOR(f_retrans, tcp_retransmit_skb)
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * bench/floor.c: loads bench/floor.bpf.o, attaches the named empty programs
+ * (f_exec, f_sys_enter, ...), prints "attached" and holds them until SIGINT
+ * or SIGTERM. Used by bench/peers for the hook floor. As root.
+ *
+ *   floor OBJ PROG...
+ */
+#include <bpf/libbpf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct bpf_object *obj;
+	struct bpf_program *p;
+	int i;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: floor OBJ PROG...\n");
+		return 2;
+	}
+	obj = bpf_object__open_file(argv[1], NULL);
+	if (!obj) {
+		fprintf(stderr, "floor: cannot open %s\n", argv[1]);
+		return 1;
+	}
+	bpf_object__for_each_program (p, obj) {
+		bool want = false;
+
+		for (i = 2; i < argc; i++)
+			want |= !strcmp(bpf_program__name(p), argv[i]);
+		bpf_program__set_autoload(p, want);
+	}
+	if (bpf_object__load(obj)) {
+		fprintf(stderr, "floor: cannot load %s\n", argv[1]);
+		return 1;
+	}
+	for (i = 2; i < argc; i++) {
+		p = bpf_object__find_program_by_name(obj, argv[i]);
+		if (!p || !bpf_program__attach(p)) {
+			fprintf(stderr, "floor: cannot attach %s\n", argv[i]);
+			return 1;
+		}
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	printf("attached\n");
+	fflush(stdout);
+	while (!stop)
+		pause();
+	bpf_object__close(obj);
+	return 0;
+}
