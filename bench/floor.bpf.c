@@ -30,4 +30,19 @@ FLOOR(f_rq_complete, block_rq_complete)
 FLOOR(f_sk_state, inet_sock_set_state)
 FLOOR(f_retrans, tcp_retransmit_skb)
 
+/* open's hook where perf links exist: the classic per-syscall tracepoints */
+#define FLOOR_TP(name, event)                   \
+	SEC("tracepoint/syscalls/" #event)      \
+	int name(void *ctx)                     \
+	{                                       \
+		return 0;                       \
+	}
+
+FLOOR_TP(f_open_eo, sys_enter_open)
+FLOOR_TP(f_open_eat, sys_enter_openat)
+FLOOR_TP(f_open_eat2, sys_enter_openat2)
+FLOOR_TP(f_open_xo, sys_exit_open)
+FLOOR_TP(f_open_xat, sys_exit_openat)
+FLOOR_TP(f_open_xat2, sys_exit_openat2)
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
