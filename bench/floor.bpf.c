@@ -8,11 +8,11 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#define FLOOR(name, hook)                  \
-	SEC("tp_btf/" #hook)               \
-	int BPF_PROG(name)                 \
-	{                                  \
-		return 0;                  \
+#define FLOOR(name, hook)    \
+	SEC("tp_btf/" #hook) \
+	int BPF_PROG(name)   \
+	{                    \
+		return 0;    \
 	}
 
 FLOOR(f_exec, sched_process_exec)
@@ -31,11 +31,11 @@ FLOOR(f_sk_state, inet_sock_set_state)
 FLOOR(f_retrans, tcp_retransmit_skb)
 
 /* open's hook where perf links exist: the classic per-syscall tracepoints */
-#define FLOOR_TP(name, event)                   \
-	SEC("tracepoint/syscalls/" #event)      \
-	int name(void *ctx)                     \
-	{                                       \
-		return 0;                       \
+#define FLOOR_TP(name, event)              \
+	SEC("tracepoint/syscalls/" #event) \
+	int name(void *ctx)                \
+	{                                  \
+		return 0;                  \
 	}
 
 FLOOR_TP(f_open_eo, sys_enter_open)
