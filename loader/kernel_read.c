@@ -813,13 +813,23 @@ void lt_ring_free(struct lt_ring *r)
 	free(r);
 }
 
-/* The hook as the kernel reports it: link type, refined by the program type. */
-static const char *hook_name(const struct bpf_link_info *li)
+/* The type of a link's program, or -1. */
+static int link_prog_type(const struct bpf_link_info *li)
 {
 	struct bpf_prog_info pi = {};
 	__u32 len = sizeof(pi);
-	int fd;
+	int fd = bpf_prog_get_fd_by_id(li->prog_id), t = -1;
 
+	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0)
+		t = (int)pi.type;
+	if (fd >= 0)
+		close(fd);
+	return t;
+}
+
+/* The hook as the kernel reports it: link type, refined by the program type. */
+static const char *hook_name(const struct bpf_link_info *li)
+{
 	switch (li->type) {
 	case BPF_LINK_TYPE_TRACING:
 		switch (li->tracing.attach_type) {
@@ -834,26 +844,10 @@ static const char *hook_name(const struct bpf_link_info *li)
 		}
 	case BPF_LINK_TYPE_RAW_TRACEPOINT:
 		/* newer kernels give tp_btf (a tracing program) a raw_tracepoint link */
-		fd = bpf_prog_get_fd_by_id(li->prog_id);
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0 &&
-		    pi.type == BPF_PROG_TYPE_TRACING) {
-			close(fd);
-			return "tp_btf";
-		}
-		if (fd >= 0)
-			close(fd);
-		return "raw_tp";
+		return link_prog_type(li) == BPF_PROG_TYPE_TRACING ? "tp_btf" : "raw_tp";
 	case BPF_LINK_TYPE_PERF_EVENT:
 		/* a classic tracepoint's program (open where perf links exist; *_tp) */
-		fd = bpf_prog_get_fd_by_id(li->prog_id);
-		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &pi, &len) == 0 &&
-		    pi.type == BPF_PROG_TYPE_TRACEPOINT) {
-			close(fd);
-			return "tracepoint";
-		}
-		if (fd >= 0)
-			close(fd);
-		return "perf_event";
+		return link_prog_type(li) == BPF_PROG_TYPE_TRACEPOINT ? "tracepoint" : "perf_event";
 	default:
 		return "other";
 	}
