@@ -86,11 +86,18 @@ static int ensure_bpffs(void)
  * tracepoint's BPF program, holding it on that CPU (lt_claim in
  * progs/lt_common.bpf.h). The kernel's BTF does not tell; its version does.
  */
-static bool tp_preemptible(void)
+static bool kernel_at_least(int want_maj, int want_min)
 {
 	struct utsname u;
+	int maj = 0, min = 0;
 
-	return uname(&u) == 0 && atoi(u.release) >= 7;
+	return uname(&u) == 0 && sscanf(u.release, "%d.%d", &maj, &min) == 2 &&
+	       (maj > want_maj || (maj == want_maj && min >= want_min));
+}
+
+static bool tp_preemptible(void)
+{
+	return kernel_at_least(7, 0);
 }
 
 /*
@@ -101,11 +108,7 @@ static bool tp_preemptible(void)
  */
 static bool perf_links(void)
 {
-	struct utsname u;
-	int maj = 0, min = 0;
-
-	return uname(&u) == 0 && sscanf(u.release, "%d.%d", &maj, &min) == 2 &&
-	       (maj > 5 || (maj == 5 && min >= 15));
+	return kernel_at_least(5, 15);
 }
 
 static bool prog_on_syscall_tp(const struct bpf_program *p)
@@ -116,11 +119,11 @@ static bool prog_on_syscall_tp(const struct bpf_program *p)
 /* Is program k of probe i the hook this kernel gets (see perf_links)? */
 static bool prog_hook_chosen(struct bpf_object *obj, size_t i, int k, bool perf)
 {
-	const char *sec = bpf_program__section_name(
-		bpf_object__find_program_by_name(obj, lt_probes[i].progs[k]));
+	const struct bpf_program *p = bpf_object__find_program_by_name(obj, lt_probes[i].progs[k]);
+	const char *sec = bpf_program__section_name(p);
 	bool classic = false;
 
-	if (!strncmp(sec, "tracepoint/syscalls/", 20))
+	if (prog_on_syscall_tp(p))
 		return perf;
 	if (strcmp(sec, "tp_btf/sys_enter") && strcmp(sec, "tp_btf/sys_exit"))
 		return true;

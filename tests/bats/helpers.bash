@@ -24,6 +24,15 @@ tp_preemptible() {
 	[ "${v%%.*}" -ge 7 ]
 }
 
+# perf_links: a perf event's program can be pinned (a perf-event link, 5.15+):
+# the *_tp programs can stay attached, and open takes the classic tracepoints
+perf_links() {
+	local v
+	v=$(uname -r)
+	v=${v%%-*}
+	[ "$(printf '%s\n' 5.15 "$v" | sort -V | head -n 1)" = 5.15 ]
+}
+
 # with_tp NAME...: the names, plus where the loader attaches the *_tp programs
 # (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
 # exit, fork, tcp (lt_exec or exec) among them; sorted, on one line. (Not

@@ -76,7 +76,7 @@ local_or_skip() {
 	local env=()
 	tp_preemptible || env=(LOWTRACE_TP_LEVEL=force)
 	# (before 5.15 a perf event's program is no link the loader could pin)
-	[ "$(printf '%s\n' 5.15 "$(uname -r | sed 's/-.*//')" | sort -V | head -n 1)" = 5.15 ] ||
+	perf_links ||
 		skip "no perf_event links before 5.15 ($(uname -r)): lt_tcp_tp cannot stay attached"
 	run -0 env "${env[@]}" "$LT" load --probes syscalls,tcp
 	run -0 ls "$PIN/links"

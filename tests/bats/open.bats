@@ -48,14 +48,6 @@ run_opener() {
 
 opened() { awk -v n="$1" '$1 == n { print $2 }' <<<"$OPENED"; }
 
-# perf_links: a perf event's program can be pinned (5.15+): open takes the classic tracepoints
-perf_links() {
-	local v
-	v=$(uname -r)
-	v=${v%%-*}
-	[ "$(printf '%s\n' 5.15 "$v" | sort -V | head -n 1)" = 5.15 ]
-}
-
 # the hook status shows for open here
 open_hook() {
 	if perf_links; then echo tracepoint; else echo tp_btf; fi

@@ -366,10 +366,7 @@ print(os.getpid())' 3>&-)
 # LOWTRACE_TP_LEVEL attaches the *_tp programs on any kernel, but before 5.15
 # a perf event's BPF program is no link the loader could pin (nor leave behind)
 skip_without_perf_links() {
-	local v
-	v=$(uname -r)
-	v=${v%%-*}
-	[ "$(printf '%s\n' 5.15 "$v" | sort -V | head -n 1)" = 5.15 ] ||
+	perf_links ||
 		skip "no perf_event links before 5.15 ($(uname -r)): a *_tp program cannot stay attached"
 }
 
