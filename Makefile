@@ -139,6 +139,8 @@ $(BUILD)/lt_syscall_nr.h: Makefile
 	test -s $@.tmp
 	# numbers below this may have a name
 	awk '$$3 >= n { n = $$3 + 1 } END { print "#define LT_NSYSCALLS " n }' $@.tmp >>$@.tmp
+	# the syscalls probe's slot for every number outside the table ("other")
+	printf '#define LT_SYS_OTHER LT_NSYSCALLS\n#define LT_SYS_SLOTS (LT_NSYSCALLS + 1)\n' >>$@.tmp
 	mv $@.tmp $@
 
 # and the names for the loader (lt_syscall_names[nr])

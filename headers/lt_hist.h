@@ -9,6 +9,9 @@
 #define LT_HIST_H
 
 #include "lt_abi.h"
+#ifndef __bpf__
+#include <stdbool.h>
+#endif
 
 #define LT_HIST_SLOTS 38
 
@@ -73,6 +76,18 @@ LT_HIST_INLINE __u32 lt_hist_slot(__u64 v)
 	if (v >> 1)
 		s += 1;
 	return s < LT_HIST_SLOTS ? s : LT_HIST_SLOTS - 1;
+}
+
+/*
+ * Were the counted events timed? Each timed one adds to exactly one slot; a
+ * writer that only counts (syscalls --count-only) leaves the slots empty.
+ */
+LT_HIST_INLINE bool lt_hist_timed(const struct lt_hist *h)
+{
+	for (int i = 0; i < LT_HIST_SLOTS; i++)
+		if (h->slot[i])
+			return true;
+	return !h->count;
 }
 
 /* Smallest value of slot i, and the smallest value above it. */

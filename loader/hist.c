@@ -189,7 +189,7 @@ int cmd_hist(int argc, char **argv)
 		if (err)
 			return err;
 	}
-	err = lt_agg_open(&a, p->map, p->name);
+	err = lt_agg_open(&a, p);
 	if (err) {
 		lt_close_handles(&h);
 		return err;

@@ -57,6 +57,10 @@ void lt_hist_text(struct lt_buf *b, const char *title, const struct lt_hist *h)
 	lt_put_s(b, title);
 	lt_put_s(b, ": count ");
 	lt_put_u64(b, h->count);
+	if (!lt_hist_timed(h)) {
+		lt_put_s(b, " (not timed: load --count-only)\n");
+		return;
+	}
 	lt_put_s(b, ", sum ");
 	lt_put_u64(b, h->sum_ns);
 	lt_put_s(b, " ns, mean ");
@@ -100,6 +104,8 @@ void lt_hist_json(struct lt_buf *b, const struct lt_hist *h)
 
 	lt_json_u64(b, "count", h->count);
 	lt_json_u64(b, "sum_ns", h->sum_ns);
+	if (!lt_hist_timed(h))
+		lt_put_s(b, ",\"timed\":false");
 	lt_json_key(b, "buckets");
 	lt_put_c(b, '[');
 	for (int i = 0; i < LT_HIST_SLOTS; i++) {

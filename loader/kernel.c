@@ -466,6 +466,28 @@ static int set_state(struct lt_suite *s, const struct lt_load_opts *o)
 	return LT_OK;
 }
 
+/*
+ * syscalls keeps its histograms by number in an array, or by number and process
+ * in a hash with --per-pid: the other map shrinks to one entry. --count-only
+ * needs no entry time: on the bounded hash its map shrinks too.
+ */
+static void set_syscalls(struct lt_suite *s, const struct lt_load_opts *o)
+{
+	struct lowtrace *k = s->skel;
+
+	bpf_map__set_max_entries(o->sys_per_pid ? k->maps.lt_sys_nr : k->maps.lt_sys_hist, 1);
+	if (o->sys_count && bpf_map__type(k->maps.lt_sys_start) == BPF_MAP_TYPE_HASH)
+		bpf_map__set_max_entries(k->maps.lt_sys_start, 1);
+}
+
+/* Is program `name` one the load options pick? (syscalls: lt_sys_c alone, or the pair) */
+static bool prog_mode_chosen(const char *name, const struct lt_load_opts *o)
+{
+	if (strncmp(name, "lt_sys_", 7))
+		return true;
+	return o->sys_count == !strcmp(name, "lt_sys_c");
+}
+
 static int open_cgroup(const char *path, uint64_t *id)
 {
 	struct statfs fs;
@@ -597,6 +619,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (!err)
 		err = set_state(s, o);
+	if (!err)
+		set_syscalls(s, o);
 	if (err) {
 		ret = err;
 		goto out;
@@ -617,7 +641,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 				p, ((o->probes >> i) & 1) &&
 					   (((s->tp_probes >> i) & 1) ||
 					    !lt_prog_is_tp_level(lt_probes[i].progs[k])) &&
-					   prog_hook_chosen(s->skel->obj, i, k, perf));
+					   prog_hook_chosen(s->skel->obj, i, k, perf) &&
+					   prog_mode_chosen(lt_probes[i].progs[k], o));
 		}
 	}
 	/* a classic tracepoint's id is in tracefs: mounted before anything is loaded */

@@ -31,6 +31,7 @@ struct lt_load_opts {
 	bool pin; /* pin under LT_PIN_DIR (load) or keep in-process (run) */
 	bool replace; /* unload a pinned suite first */
 	bool sys_per_pid; /* syscalls probe: one histogram per (syscall, process) */
+	bool sys_count; /* syscalls probe: counts only (lt_sys_c alone, on sys_exit) */
 	enum lt_state_mode state; /* where per-thread and per-socket state lives */
 	uint32_t max_threads; /* bounded hashes: entries of each per-thread map (0: default) */
 	uint32_t max_conns; /* bounded hashes: entries of the tcp map */
@@ -153,7 +154,8 @@ void lt_stats_close(struct lt_stats_reader *r);
  */
 struct lt_agg;
 typedef void (*lt_agg_fn)(void *ctx, const void *key, const struct lt_hist *sum);
-int lt_agg_open(struct lt_agg **out, const char *map, const char *probe);
+/* the pinned histogram maps of aggregate probe `p` (.map, then .map2), read as one */
+int lt_agg_open(struct lt_agg **out, const struct lt_probe *p);
 int lt_agg_open_fd(struct lt_agg **out, int fd, const char *name); /* takes the fd */
 void lt_agg_no_batch(struct lt_agg *a); /* read key by key, as on kernels without batch ops */
 int lt_agg_read(struct lt_agg *a, lt_agg_fn cb, void *ctx);

@@ -558,6 +558,9 @@ static int put_named(struct server *s, struct lt_agg *a)
 		lt_put_u64(b, s->by_name[i].count);
 		lt_put_c(b, '\n');
 	}
+	/* counted, not timed (load --count-only): a histogram would contradict its count */
+	if (!lt_hist_timed(&s->all))
+		return 0;
 	help_type(b, m->hist, "histogram", m->hist_help);
 	if (!s->per_syscall_latency) {
 		lt_prom_hist(b, m->hist, "", &s->all);
@@ -601,8 +604,7 @@ static int suite_open(struct server *s)
 	for (size_t i = 0; !err && i < lt_nprobes; i++) {
 		s->loaded[lt_probes[i].id] = st.probe[lt_probes[i].id].loaded;
 		if (lt_probes[i].map && s->loaded[lt_probes[i].id])
-			err = lt_agg_open(&s->agg[lt_probes[i].id], lt_probes[i].map,
-					  lt_probes[i].name);
+			err = lt_agg_open(&s->agg[lt_probes[i].id], &lt_probes[i]);
 	}
 	if (!err)
 		err = lt_maps_open(&s->maps, s->loaded);

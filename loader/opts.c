@@ -45,6 +45,7 @@ static const struct opt_desc descs[] = {
 	OPT_NUM("ringbuf-size", LT_O_RINGBUF, 1u << 30, true, ZERO_OK),
 	OPT("replace", LT_O_REPLACE, FLAG),
 	OPT("per-pid", LT_O_PER_PID, FLAG),
+	OPT("count-only", LT_O_COUNT_ONLY, FLAG),
 	OPT("state", LT_O_STATE, STR),
 	OPT_NUM("max-threads", LT_O_MAX_THREADS, 1u << 22, true, ZERO_AT_LEAST_1),
 	OPT_NUM("max-conns", LT_O_MAX_CONNS, 1u << 24, true, ZERO_AT_LEAST_1),
@@ -594,6 +595,9 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 	case LT_O_PER_PID:
 		o->sys_per_pid = true;
 		return LT_OK;
+	case LT_O_COUNT_ONLY:
+		o->sys_count = true;
+		return LT_OK;
 	case LT_O_STATE:
 		if (!strcmp(arg, "auto"))
 			o->state = LT_STATE_AUTO;
@@ -626,6 +630,9 @@ int lt_load_check(const struct lt_load_opts *o)
 	if (o->sys_per_pid && sys && !(o->probes >> (sys - lt_probes) & 1))
 		return lt_error(LT_USAGE, "load: --per-pid needs --probes with syscalls (it splits "
 					  "the syscalls histograms per process)");
+	if (o->sys_count && sys && !(o->probes >> (sys - lt_probes) & 1))
+		return lt_error(LT_USAGE, "load: --count-only needs --probes with syscalls (it "
+					  "counts syscalls without their latency)");
 	for (size_t i = 0; i < lt_nprobes; i++)
 		if (o->rate[lt_probes[i].id] && !(o->probes >> i & 1))
 			return lt_error(LT_USAGE,

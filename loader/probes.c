@@ -431,10 +431,11 @@ const struct lt_probe lt_probes[] = {
 	  .about = "open, openat, openat2: path, flags, mode, fd or -errno (syscall tracepoints; "
 		   "tp_btf before 5.15)" },
 	{ .name = "syscalls",
-	  .progs = { "lt_sys_e", "lt_sys_x" },
-	  .own = { "lt_sys_start", "lt_sys_hist" },
+	  .progs = { "lt_sys_e", "lt_sys_x", "lt_sys_c" }, /* lt_sys_c alone: --count-only */
+	  .own = { "lt_sys_start", "lt_sys_nr", "lt_sys_hist" },
 	  .id = LT_PROBE_SYSCALLS,
-	  .map = "lt_sys_hist",
+	  .map = "lt_sys_nr",
+	  .map2 = "lt_sys_hist",
 	  .key_size = sizeof(struct lt_sys_key),
 	  .key_json = sys_key_json,
 	  .key_title = sys_key_title,
@@ -442,7 +443,7 @@ const struct lt_probe lt_probes[] = {
 		  &(const struct lt_prom){
 			  .hist = "lowtrace_syscall_latency_seconds",
 			  .hist_help = "Syscall latency, entry to exit.",
-			  .nnames = LT_NSYSCALLS,
+			  .nnames = LT_SYS_SLOTS,
 			  .key_name = sys_key_name,
 			  .name = sys_name,
 			  .label = "name",

@@ -100,6 +100,9 @@ struct lt_probe {
 	enum lt_probe_id id; /* slot in lt_stats */
 	enum lt_type type; /* record type it writes; 0: an aggregate probe (no records) */
 	const char *map; /* aggregate probes: the per-CPU histogram map (lowtrace hist) */
+	/* a second map of the same histograms, read after .map (syscalls: by number in an
+	 * array; by number and process in a hash with load --per-pid; the other one is empty) */
+	const char *map2;
 	/* maps only its programs use: created only when it is loaded */
 	const char *own[LT_PROBE_PROGS];
 	/* loaded on demand by this command (profile, alloc), never by `load` */

@@ -15,9 +15,9 @@ static void help_load(void)
 {
 	printf("NAME\n    lowtrace load - load, attach and pin the probe suite\n\n"
 	       "SYNOPSIS\n    lowtrace load [--probes LIST] [--pid PID] [--cgroup PATH]"
-	       " [--ringbuf-size BYTES]\n                  [--per-pid] [--replace] [--state MODE]"
-	       " [--max-threads N] [--max-conns N]\n"
-	       "                  [--config FILE]\n\n"
+	       " [--ringbuf-size BYTES]\n                  [--per-pid] [--count-only] [--replace]"
+	       " [--state MODE] [--max-threads N]\n"
+	       "                  [--max-conns N] [--config FILE]\n\n"
 	       "DESCRIPTION\n"
 	       "    Opens and loads the whole suite as one BPF object (one kernel BTF parse),\n"
 	       "    attaches the chosen probes and pins links and maps under\n"
@@ -27,6 +27,8 @@ static void help_load(void)
 	       "OPTIONS\n%s"
 	       "    --per-pid            syscalls: one histogram per syscall and process (needs\n"
 	       "                         syscalls in --probes)\n"
+	       "    --count-only         syscalls: counts without latency, one program on\n"
+	       "                         sys_exit instead of two (needs syscalls in --probes)\n"
 	       "    --replace            load the new suite, then swap it for the pinned one\n"
 	       "                         (both run for a moment: no event goes unseen)\n%s\n",
 	       lt_load_opts_help, lt_config_help);
@@ -494,19 +496,13 @@ static int load_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_load(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,
-				    LT_O_PID,
-				    LT_O_CGROUP,
-				    LT_O_RINGBUF,
-				    LT_O_REPLACE,
-				    LT_O_PER_PID,
-				    LT_O_STATE,
-				    LT_O_MAX_THREADS,
-				    LT_O_MAX_CONNS,
-				    LT_O_RATE_LIMIT,
-				    LT_O_NO_SHED,
-				    LT_O_CONFIG,
-				    0 };
+	static const int keys[] = { LT_O_PROBES,      LT_O_PID,
+				    LT_O_CGROUP,      LT_O_RINGBUF,
+				    LT_O_REPLACE,     LT_O_PER_PID,
+				    LT_O_COUNT_ONLY,  LT_O_STATE,
+				    LT_O_MAX_THREADS, LT_O_MAX_CONNS,
+				    LT_O_RATE_LIMIT,  LT_O_NO_SHED,
+				    LT_O_CONFIG,      0 };
 	struct lt_load_opts o;
 	struct lt_suite *s;
 	struct lt_status st;

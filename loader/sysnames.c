@@ -9,6 +9,8 @@ _Static_assert(sizeof(lt_syscall_names) / sizeof(lt_syscall_names[0]) == LT_NSYS
 
 const char *lt_syscall_known(uint32_t nr)
 {
+	if (nr == LT_SYS_OTHER)
+		return "other";
 	return nr < LT_NSYSCALLS ? lt_syscall_names[nr] : NULL;
 }
 

@@ -6,7 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lt_syscall_nr.h" /* LT_NSYSCALLS: numbers below it may have a name */
+/* LT_NSYSCALLS: numbers below it may have a name; LT_SYS_OTHER, the syscalls probe's
+ * number for all the others, is named "other"; LT_SYS_SLOTS numbers in all */
+#include "lt_syscall_nr.h"
 
 /* its name, NULL for a number without one */
 const char *lt_syscall_known(uint32_t nr);

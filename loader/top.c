@@ -33,7 +33,7 @@ static void help_top(void)
 }
 
 struct top_state {
-	struct lt_hist *cur; /* LT_NSYSCALLS each, allocated once */
+	struct lt_hist *cur; /* LT_SYS_SLOTS each, allocated once */
 	struct lt_hist *prev;
 	uint32_t *order;
 };
@@ -43,7 +43,7 @@ static void top_sum(void *ctx, const void *key, const struct lt_hist *sum)
 	struct top_state *t = ctx;
 	const struct lt_sys_key *k = key;
 
-	if (k->nr < LT_NSYSCALLS)
+	if (k->nr < LT_SYS_SLOTS)
 		lt_hist_merge(&t->cur[k->nr], sum);
 }
 
@@ -127,10 +127,10 @@ int cmd_top(int argc, char **argv)
 	err = lt_stats_open(&sr, &h);
 	/* top's table is the syscalls probe's: its row names the map */
 	if (!err && st.probe[sp->id].loaded)
-		err = lt_agg_open(&sys, sp->map, sp->name);
-	t.cur = calloc(LT_NSYSCALLS, sizeof(*t.cur));
-	t.prev = calloc(LT_NSYSCALLS, sizeof(*t.prev));
-	t.order = calloc(LT_NSYSCALLS, sizeof(*t.order));
+		err = lt_agg_open(&sys, sp);
+	t.cur = calloc(LT_SYS_SLOTS, sizeof(*t.cur));
+	t.prev = calloc(LT_SYS_SLOTS, sizeof(*t.prev));
+	t.order = calloc(LT_SYS_SLOTS, sizeof(*t.order));
 	if (!err && (!t.cur || !t.prev || !t.order))
 		err = lt_error(LT_FAIL, "out of memory");
 	lt_catch_stop();
@@ -171,14 +171,14 @@ int cmd_top(int argc, char **argv)
 		} else {
 			int rerr;
 
-			memset(t.cur, 0, LT_NSYSCALLS * sizeof(*t.cur));
+			memset(t.cur, 0, LT_SYS_SLOTS * sizeof(*t.cur));
 			rerr = lt_agg_read(sys, top_sum, &t);
 			if (rerr) {
 				err = lt_error(LT_FAIL, "cannot read %s: %s", sp->map,
 					       strerror(-rerr));
 				break;
 			}
-			for (uint32_t nr = 0; nr < LT_NSYSCALLS; nr++)
+			for (uint32_t nr = 0; nr < LT_SYS_SLOTS; nr++)
 				if (t.cur[nr].count)
 					t.order[n++] = nr;
 			top_hists = t.cur;
@@ -191,6 +191,10 @@ int cmd_top(int argc, char **argv)
 
 				put_us(p50, sizeof(p50), quantile_ns(x, 0.50));
 				put_us(p99, sizeof(p99), quantile_ns(x, 0.99));
+				if (!lt_hist_timed(x)) { /* load --count-only */
+					strcpy(p50, "-");
+					strcpy(p99, "-");
+				}
 				if (secs > 0)
 					snprintf(rate, sizeof(rate), "%.1f",
 						 (x->count - t.prev[t.order[k]].count) / secs);
@@ -201,7 +205,7 @@ int cmd_top(int argc, char **argv)
 				       (unsigned long long)x->count, rate, x->sum_ns / 1e6, p50,
 				       p99);
 			}
-			memcpy(t.prev, t.cur, LT_NSYSCALLS * sizeof(*t.cur));
+			memcpy(t.prev, t.cur, LT_SYS_SLOTS * sizeof(*t.cur));
 		}
 		if (!tty)
 			printf("\n");

@@ -473,6 +473,14 @@ static __always_inline struct task_struct *lt_current(void)
 	return NULL;
 }
 
+/* The current thread's id for lt_task_*: only the fallback needs it (a helper call saved). */
+static __always_inline __u32 lt_current_tid(void)
+{
+	if (lt_cfg_local & LT_LOCAL_TASK)
+		return 0;
+	return (__u32)bpf_get_current_pid_tgid();
+}
+
 /*
  * Takeover of a skipped event. The kernel skips a tracing program that fires
  * while it already runs on that CPU (a softirq inside it; on kernels with

@@ -10,8 +10,17 @@ map_json() {
 		'.probes[] | select(.name == $p) | .maps[] | select(.name == $m)'
 }
 
-@test "syscalls: lt_sys_hist counted (0 < entries <= 4096), text and JSON agree on type and max" {
+@test "syscalls: by number a per-CPU array (full by construction), the hash shrunk; --per-pid: lt_sys_hist counted (0 < entries <= 4096), text and JSON agree" {
 	run -0 "$LT" load --probes syscalls,tcp
+	run -0 map_json syscalls lt_sys_nr
+	run -0 jq -e '.type == "percpu_array" and .entries == .max_entries and .max_entries > 300' <<<"$output"
+	run -0 map_json syscalls lt_sys_hist
+	run -0 jq -c '[.type, .max_entries]' <<<"$output"
+	assert_output '["percpu_hash",1]'
+	run -0 "$LT" load --replace --probes syscalls,tcp --per-pid
+	run -0 map_json syscalls lt_sys_nr
+	run -0 jq -c '[.type, .entries, .max_entries]' <<<"$output"
+	assert_output '["percpu_array",1,1]'
 	# syscalls nobody else makes, so the histogram has keys of this test's own
 	python3 -c 'import os
 for _ in range(200): os.getppid(); os.umask(0o22); os.getpgrp()'
@@ -23,7 +32,7 @@ for _ in range(200): os.getppid(); os.umask(0o22); os.getpgrp()'
 	[ "$n" -ge 3 ] && [ "$n" -le 4096 ] || fail "entries: $n"
 	# the kernel reports its memory (fdinfo memlock): a 4096-key per-CPU hash takes pages
 	run -0 jq -e '.memlock > 4096' <<<"$m"
-	# one row per (syscall, pid 0) key: as many as bpftool counts
+	# one row per (syscall, pid) key: as many as bpftool counts
 	local keys
 	keys=$(bpftool map dump pinned "$PIN/maps/lt_sys_hist" -j | jq length)
 	run -0 map_json syscalls lt_sys_hist
@@ -66,7 +75,8 @@ local_or_skip() {
 	assert_line "state: task-local storage, socket-local storage"
 	assert_line --regexp '^syscalls +lt_sys_start +task_storage +- +- per task$'
 	assert_line --regexp '^tcp +lt_tcp_conns +sk_storage +- +- per socket$'
-	assert_line --regexp '^syscalls +lt_sys_hist +percpu_hash +[0-9]+ +4096$'
+	assert_line --regexp '^syscalls +lt_sys_nr +percpu_array +[0-9]+ +[0-9]+$'
+	assert_line --regexp '^syscalls +lt_sys_hist +percpu_hash +0 +1$'
 }
 
 # lt_tcp_tp (a classic tracepoint's program) cannot reach socket storage: where

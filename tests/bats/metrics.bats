@@ -48,7 +48,7 @@ print(len(b))' "$body"
 }
 
 @test "map gauges: lowtrace_map_entries and _max_entries per stateful map, as status counts them" {
-	run -0 "$LT" load --probes syscalls,runq
+	run -0 "$LT" load --probes syscalls,runq --per-pid
 	serve
 	python3 -c 'import os
 for _ in range(100): os.getppid(); os.umask(0o22)'
@@ -85,7 +85,8 @@ for _ in range(100): os.getppid(); os.umask(0o22)'
 	# task and socket storage: the kernel can tell neither a count nor a cap
 	refute_line --regexp '^lowtrace_map_(max_)?entries\{.*map="lt_sys_start"'
 	refute_line --regexp '^lowtrace_map_(max_)?entries\{.*map="lt_tcp_conns"'
-	assert_line 'lowtrace_map_max_entries{probe="syscalls",map="lt_sys_hist"} 4096'
+	assert_line --regexp '^lowtrace_map_max_entries\{probe="syscalls",map="lt_sys_nr"\} [0-9]{3}$'
+	assert_line 'lowtrace_map_max_entries{probe="syscalls",map="lt_sys_hist"} 1'
 
 	# the same server after a replace with the bounded hashes
 	run -0 "$LT" load --replace --probes syscalls,tcp --state hash --max-threads 1000 --max-conns 500
@@ -109,6 +110,23 @@ for _ in range(100): os.getppid(); os.umask(0o22)'
 	n=$(sed -nE 's/^lowtrace_map_entries\{probe="syscalls",map="lt_sys_start"\} ([0-9]+)$/\1/p' "$BATS_TEST_TMPDIR/body")
 	[ "$n" -ge 1 ] && [ "$n" -le 1000 ] || fail "lt_sys_start entries: '$n'"
 	echo >&"${CONNS[1]}"
+}
+
+@test "load --count-only: syscall counters, no latency histogram (it would contradict its count)" {
+	run -0 "$LT" load --probes syscalls,runq --count-only
+	serve --per-syscall-latency
+	python3 -c 'import os
+for _ in range(3000): os.getppid()'
+	run -0 scrape
+	assert_line -n 0 "HTTP/1.1 200 OK"
+	printf '%s\n' "${lines[@]:1}" >"$BATS_TEST_TMPDIR/body"
+	run -0 promtool check metrics <"$BATS_TEST_TMPDIR/body"
+	local n
+	n=$(sed -nE 's/^lowtrace_syscalls_total\{name="getppid"\} ([0-9]+)$/\1/p' "$BATS_TEST_TMPDIR/body")
+	[ "${n:-0}" -ge 3000 ] || fail "getppid count: '$n'"
+	run -1 grep -c '^lowtrace_syscall_latency_seconds' "$BATS_TEST_TMPDIR/body"
+	# runq's histogram is there: only the untimed one is left out
+	run -0 grep -c '^# TYPE lowtrace_runq_latency_seconds histogram$' "$BATS_TEST_TMPDIR/body"
 }
 
 @test "--per-syscall-latency: a histogram per syscall name, still valid" {

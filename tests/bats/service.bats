@@ -315,7 +315,7 @@ LT_TMPFS=()
 	done
 	# every line as shipped parses (the commented ones uncommented too, but the ones that need
 	# a real process or cgroup, or exclude each other)
-	sed -E 's/^# ([a-z-]+ = )/\1/' "$conf" | grep -vE '^(pid|cgroup|text|replace|per-pid|count|duration) = ' \
+	sed -E 's/^# ([a-z-]+ = )/\1/' "$conf" | grep -vE '^(pid|cgroup|text|replace|per-pid|count-only|count|duration) = ' \
 		>"$BATS_TEST_TMPDIR/all.conf"
 	run --separate-stderr "$LT" metrics --config "$BATS_TEST_TMPDIR/all.conf" --listen bad
 	assert_failure 2

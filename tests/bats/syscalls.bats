@@ -65,6 +65,39 @@ for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
 	assert_output "$((${base:-0} + 3000))"
 }
 
+@test "load --count-only: lt_sys_c alone on sys_exit, P's getppid counted exactly, shown as not timed" {
+	run -0 "$LT" load --probes syscalls --count-only --per-pid
+	run -0 ls "$PIN/links"
+	assert_output sys_c
+	getppids 0
+	local p0=$GP_PID
+	getppids 3000
+	run --separate-stderr -0 "$LT" hist syscalls --json
+	local h=$output base
+	base=$(jq ".histograms[] | select(.syscall == \"getppid\" and .pid == $p0) | .count" <<<"$h")
+	run -0 jq -c ".histograms[] | select(.syscall == \"getppid\" and .pid == $GP_PID) | [.count, .sum_ns, .timed, .buckets]" <<<"$h"
+	assert_output "[$((${base:-0} + 3000)),0,false,[]]"
+	# every histogram of the map is untimed
+	run -0 jq -e '[.histograms[] | .timed == false] | all' <<<"$h"
+	run --separate-stderr -0 "$LT" hist syscalls
+	assert_line "syscall getppid pid $GP_PID: count $((${base:-0} + 3000)) (not timed: load --count-only)"
+	refute_line --regexp '^ +[0-9]+ -> '
+	# top: counts, no quantiles
+	run --separate-stderr -0 timeout 20 "$LT" top --count 1 --rows 400
+	assert_line --regexp '^getppid +[0-9]+ +- +0\.000 +- +-$'
+	# without --per-pid: by number, machine-wide
+	run -0 "$LT" load --replace --probes syscalls --count-only
+	getppids 2000
+	run --separate-stderr -0 "$LT" hist syscalls --json
+	run -0 jq -e '.histograms[] | select(.syscall == "getppid") | .count >= 2000 and .pid == 0 and .timed == false' <<<"$output"
+	# it needs the probe
+	run -0 "$LT" unload
+	run --separate-stderr "$LT" load --count-only
+	assert_equal "$status" 2
+	assert_equal "$stderr" "lowtrace: load: --count-only needs --probes with syscalls (it counts syscalls without their latency)"
+	assert_nothing_loaded
+}
+
 @test "hist --interval 1 --count 2: two prints, counts only grow" {
 	run -0 "$LT" load --probes syscalls
 	run --separate-stderr -0 timeout 20 "$LT" hist syscalls --json --interval 1 --count 2
