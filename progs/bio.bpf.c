@@ -55,13 +55,18 @@ int BPF_PROG(lt_bio_done, struct request *rq)
 
 	if (!lt_key_elapsed(&lt_bio_start, &key, &delta))
 		return 0; /* issued before the probe was loaded */
-	if (bpf_core_field_exists(((struct request___old *)rq)->rq_disk))
+	/* rq is a BTF pointer: direct loads (a NULL on the way reads 0), no probe-read
+	 * helper calls; the old layout's cast is no BTF pointer, so it reads by helper */
+	if (bpf_core_field_exists(((struct request___old *)rq)->rq_disk)) {
 		disk = BPF_CORE_READ((struct request___old *)rq, rq_disk);
-	else
-		disk = BPF_CORE_READ(rq, q, disk);
-	if (disk)
-		k.dev = BPF_CORE_READ(disk, major) << 20 | BPF_CORE_READ(disk, first_minor);
-	op = BPF_CORE_READ(rq, cmd_flags) & 0xff; /* REQ_OP_MASK */
+		if (disk)
+			k.dev = BPF_CORE_READ(disk, major) << 20 | BPF_CORE_READ(disk, first_minor);
+	} else {
+		disk = rq->q->disk;
+		if (disk)
+			k.dev = disk->major << 20 | disk->first_minor;
+	}
+	op = rq->cmd_flags & 0xff; /* REQ_OP_MASK */
 	k.op = op <= LT_BIO_DISCARD ? op : LT_BIO_OTHER;
 	lt_hist_count(LT_PROBE_BIO, &lt_bio_hist, &k, delta);
 	return 0;

@@ -18,8 +18,9 @@ struct task_struct___old {
 /* The task's state: 0 is TASK_RUNNING. */
 static __always_inline long lt_task_state(struct task_struct *t)
 {
+	/* t is a tracepoint's BTF argument: a direct load (the old name's cast is not) */
 	if (bpf_core_field_exists(t->__state))
-		return BPF_CORE_READ(t, __state);
+		return t->__state;
 	return BPF_CORE_READ((struct task_struct___old *)t, state);
 }
 

@@ -21,7 +21,7 @@ struct {
 
 static __always_inline void runnable(struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
+	__u32 tid = p->pid; /* a BTF pointer: a direct load */
 
 	if (!tid || lt_skip(p, 0, 0))
 		return;
@@ -45,7 +45,7 @@ int BPF_PROG(lt_runq_new, struct task_struct *p)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(lt_runq_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u32 zero = 0, tid = BPF_CORE_READ(next, pid);
+	__u32 zero = 0, tid = next->pid;
 	struct lt_hist *h;
 	__u64 delta;
 
