@@ -43,19 +43,48 @@ static const struct lt_probe *decode_v0(const unsigned char *data, size_t avail,
 }
 
 /*
- * A shed exec (LT_EXEC_ARGS_SHED): its namespace fields follow the cut args at
- * the end of the record; they go back where the full layout has them.
+ * An unpacked exec shorter than this layout: a shed one (LT_EXEC_ARGS_SHED) or one of
+ * 1 KiB args (LT_EXEC_V1_SIZE) ends with its namespace fields; they go back where this
+ * layout has them.
  */
 static void unshed_exec(struct lt_rec *out, size_t size)
 {
 	struct lt_exec *e = (struct lt_exec *)out->raw;
 	unsigned char *tail = out->raw + size - LT_EXEC_NS_SIZE;
 
-	if (!(e->flags & LT_EXEC_ARGS_SHED) || size < LT_EXEC_SHED_SIZE ||
-	    size > offsetof(struct lt_exec, pid_ns))
+	if (!(e->flags & LT_EXEC_ARGS_SHED) && size != LT_EXEC_V1_SIZE)
+		return;
+	if (size < LT_EXEC_SHED_SIZE || size > offsetof(struct lt_exec, pid_ns))
 		return;
 	memcpy(&e->pid_ns, tail, LT_EXEC_NS_SIZE);
 	memset(tail, 0, LT_EXEC_NS_SIZE);
+}
+
+/*
+ * A packed exec (LT_EXEC_PACKED): filename, args and the namespace fields to their
+ * places. Only the bytes the length fields cover are written (the rest of `out` is
+ * whatever the last record left, and no encoder reads past a length); a record whose
+ * lengths do not fit its size is rejected.
+ */
+static bool unpack_exec(const unsigned char *data, size_t size, struct lt_rec *out)
+{
+	struct lt_exec *e = (struct lt_exec *)out->raw;
+	const size_t fixed = offsetof(struct lt_exec, filename);
+	size_t fn, args;
+
+	if (size < fixed + 1 + LT_EXEC_NS_SIZE)
+		return false;
+	memcpy(out->raw, data, fixed);
+	fn = e->filename_len;
+	args = e->args_len;
+	if (fn >= LT_FILENAME_MAX || args > LT_ARGS_MAX ||
+	    fixed + fn + 1 + args + LT_EXEC_NS_SIZE > size)
+		return false;
+	memcpy(e->filename, data + fixed, fn);
+	e->filename[fn] = 0;
+	memcpy(e->args, data + fixed + fn + 1, args);
+	memcpy(&e->pid_ns, data + size - LT_EXEC_NS_SIZE, LT_EXEC_NS_SIZE);
+	return true;
 }
 
 const struct lt_probe *lt_decode(const void *data_, size_t avail, struct lt_rec *out,
@@ -81,7 +110,21 @@ const struct lt_probe *lt_decode(const void *data_, size_t avail, struct lt_rec 
 		st->unknown++;
 		return NULL;
 	}
-	if (h.size == p->rec_size) {
+	if (h.type == LT_TYPE_EXEC && h.size >= offsetof(struct lt_exec, filename) &&
+	    (data[offsetof(struct lt_exec, flags)] & LT_EXEC_PACKED)) {
+		if (!unpack_exec(data, h.size, out)) {
+			st->rejected++;
+			return NULL;
+		}
+		st->packed++;
+	} else if (h.type == LT_TYPE_OPEN && h.size < p->rec_size &&
+		   h.size > offsetof(struct lt_open, rflags) &&
+		   (data[offsetof(struct lt_open, rflags)] & LT_OPEN_PACKED)) {
+		/* a packed open: the path is last, the bytes after its NUL read as zero */
+		memcpy(out, data, h.size);
+		memset(out->raw + h.size, 0, p->rec_size - h.size);
+		st->packed++;
+	} else if (h.size == p->rec_size) {
 		memcpy(out, data, p->rec_size); /* the fast path */
 		st->fast++;
 	} else if (h.size < p->rec_size) {

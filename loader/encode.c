@@ -1,15 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdbool.h>
 #include <string.h>
 
 #include "encode.h"
 
 static const char hex[] = "0123456789abcdef";
-
-void lt_put_mem(struct lt_buf *b, const char *s, size_t n)
-{
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
 
 void lt_put_s(struct lt_buf *b, const char *s)
 {
@@ -24,23 +19,49 @@ void lt_put_u64(struct lt_buf *b, uint64_t v)
 				    "62636465666768697071727374757677787980818283848586878889909192"
 				    "939495969798"
 				    "99";
-	char tmp[20];
-	int i = sizeof(tmp);
+	static const uint64_t p10[20] = { 1ull,
+					  10ull,
+					  100ull,
+					  1000ull,
+					  10000ull,
+					  100000ull,
+					  1000000ull,
+					  10000000ull,
+					  100000000ull,
+					  1000000000ull,
+					  10000000000ull,
+					  100000000000ull,
+					  1000000000000ull,
+					  10000000000000ull,
+					  100000000000000ull,
+					  1000000000000000ull,
+					  10000000000000000ull,
+					  100000000000000000ull,
+					  1000000000000000000ull,
+					  10000000000000000000ull };
+	/* digits: log10 from the bit length (1233/4096 ~ log10(2)), corrected by one compare */
+	unsigned int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
+	unsigned int n = t + (v >= p10[t]);
+	char *o;
 
+	if (!n)
+		n = 1;
+	/* the digits straight into the buffer, from the last one back */
+	o = b->p + b->len + n;
+	b->len += n;
 	while (v >= 100) {
 		unsigned int d = (v % 100) * 2;
 
 		v /= 100;
-		tmp[--i] = pairs[d + 1];
-		tmp[--i] = pairs[d];
+		*--o = pairs[d + 1];
+		*--o = pairs[d];
 	}
 	if (v >= 10) {
-		tmp[--i] = pairs[v * 2 + 1];
-		tmp[--i] = pairs[v * 2];
+		*--o = pairs[v * 2 + 1];
+		*--o = pairs[v * 2];
 	} else {
-		tmp[--i] = '0' + v;
+		*--o = '0' + v;
 	}
-	lt_put_mem(b, tmp + i, sizeof(tmp) - i);
 }
 
 void lt_put_s64(struct lt_buf *b, int64_t v)
@@ -109,6 +130,32 @@ static void put_u00(struct lt_buf *b, unsigned char c)
 	lt_put_mem(b, e, sizeof(e));
 }
 
+/*
+ * Word at a time: eight bytes that need no escape are copied as one word. A byte
+ * needs one when it is below 0x20, 0x7f or above, or one of the two `q`, `r`
+ * (JSON: '"' and '\\'; text: ' ' is below 0x21, and '\\'). The classic
+ * has-zero-byte test on w ^ (c * ONES) finds c; w - ONES * lo with the top bit
+ * clear in w finds the bytes below lo. Exact for any byte (no false positives
+ * or negatives): a byte's borrow only reaches the bytes above it, which are
+ * then found by the per-byte loop that follows the word's first hit.
+ */
+#define ONES 0x0101010101010101ull
+#define HIGHS 0x8080808080808080ull
+
+static inline uint64_t has_zero(uint64_t w)
+{
+	return (w - ONES) & ~w & HIGHS;
+}
+
+static inline bool word_plain(uint64_t w, unsigned char lo, unsigned char q, unsigned char r)
+{
+	uint64_t special = (w & HIGHS) | ((w - ONES * lo) & ~w & HIGHS) |
+			   has_zero(w ^ (ONES * 0x7f)) | has_zero(w ^ (ONES * q)) |
+			   has_zero(w ^ (ONES * r));
+
+	return !special;
+}
+
 void lt_put_json_str(struct lt_buf *b, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -116,9 +163,20 @@ void lt_put_json_str(struct lt_buf *b, const char *str, size_t n)
 
 	lt_put_c(b, '"');
 	while (i < n) {
-		unsigned char c = s[i];
+		unsigned char c;
 		size_t k;
 
+		if (i + 8 <= n) {
+			uint64_t w;
+
+			memcpy(&w, s + i, 8);
+			if (word_plain(w, 0x20, '"', '\\')) {
+				i += 8;
+				run += 8;
+				continue;
+			}
+		}
+		c = s[i];
 		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
 			i++;
 			run++;
@@ -151,7 +209,20 @@ void lt_put_text_str(struct lt_buf *b, const char *str, size_t n)
 	char *o = b->p + b->len;
 
 	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
+		unsigned char c;
+
+		if (i + 8 <= n) {
+			uint64_t w;
+
+			memcpy(&w, s + i, 8);
+			if (word_plain(w, 0x21, '\\', '\\')) {
+				memcpy(o, &w, 8);
+				o += 8;
+				i += 7;
+				continue;
+			}
+		}
+		c = s[i];
 
 		if (c > 0x20 && c < 0x7f && c != '\\') {
 			*o++ = c;

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct lt_buf {
 	char *p;
@@ -18,14 +19,19 @@ struct lt_buf {
  * 256-byte cgroup path and a 128-byte unit, escaped too). Callers flush when
  * less than this is free, so the encoders below do not check bounds per byte.
  */
-#define LT_ENC_MAX (20 * 1024)
+#define LT_ENC_MAX (48 * 1024)
 
 static inline void lt_put_c(struct lt_buf *b, char c)
 {
 	b->p[b->len++] = c;
 }
 
-void lt_put_mem(struct lt_buf *b, const char *s, size_t n);
+/* inline: most calls copy a few bytes of a constant or known length */
+static inline void lt_put_mem(struct lt_buf *b, const char *s, size_t n)
+{
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+}
 
 void lt_put_s(struct lt_buf *b, const char *s); /* trusted literal */
 void lt_put_u64(struct lt_buf *b, uint64_t v);

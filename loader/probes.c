@@ -276,7 +276,7 @@ _Static_assert(sizeof(struct lt_bio_key) <= LT_AGG_KEY_MAX, "bio key fits");
 const struct lt_probe lt_probes[] = {
 	{ .name = "exec",
 	  .progs = { "lt_exec", "lt_exec_nest", "lt_exec_tp" },
-	  .own = { "lt_cg_counts", "lt_marks_cpu", "lt_marks" },
+	  .own = { "lt_cg_counts", "lt_marks_cpu", "lt_marks", "lt_exec_buf" },
 	  .id = LT_PROBE_EXEC,
 	  .type = LT_TYPE_EXEC,
 	  .rec_size = sizeof(struct lt_exec),
@@ -408,7 +408,7 @@ const struct lt_probe lt_probes[] = {
 	{ .name = "open",
 	  .progs = { "lt_open_e", "lt_open_x", "lt_open_eo", "lt_open_eat", "lt_open_eat2",
 		     "lt_open_xo", "lt_open_xat", "lt_open_xat2" },
-	  .own = { "lt_open_args" },
+	  .own = { "lt_open_args", "lt_open_buf" },
 	  .id = LT_PROBE_OPEN,
 	  .type = LT_TYPE_OPEN,
 	  .rec_size = sizeof(struct lt_open),

@@ -38,14 +38,23 @@ bool lt_prog_is_tp_level(const char *prog)
 	return n > 3 && !strcmp(prog + n - 3, "_tp");
 }
 
+/* by type, built on the first call (threads racing write the same values): the decoder
+ * asks once per record */
+static const struct lt_probe *by_type[LT_TYPE_MAX];
+static bool by_type_built;
+
 const struct lt_probe *lt_probe_by_type(unsigned int type)
 {
 	if (type == LT_TYPE_LOST)
 		return &lt_lost_record;
-	for (size_t i = 0; i < lt_nprobes; i++)
-		if (lt_probes[i].type && lt_probes[i].type == type)
-			return &lt_probes[i];
-	return NULL;
+	if (!__atomic_load_n(&by_type_built, __ATOMIC_ACQUIRE)) {
+		for (size_t i = 0; i < lt_nprobes; i++)
+			if (lt_probes[i].type && lt_probes[i].type < LT_TYPE_MAX &&
+			    !by_type[lt_probes[i].type])
+				by_type[lt_probes[i].type] = &lt_probes[i];
+		__atomic_store_n(&by_type_built, true, __ATOMIC_RELEASE);
+	}
+	return type < LT_TYPE_MAX ? by_type[type] : NULL;
 }
 
 const struct lt_probe *lt_probe_by_id(unsigned int id)
@@ -147,13 +156,21 @@ static void put_enum(struct lt_buf *b, const struct lt_field *f, int64_t v)
 		put_int(b, f, v);
 }
 
-/* an address as inet_ntop writes it (into the stack: no allocation) */
+/* an address as inet_ntop writes it; IPv4, the common case, without its printf */
 static void put_addr(struct lt_buf *b, const unsigned char *r, const struct lt_field *f)
 {
 	char s[INET6_ADDRSTRLEN];
-	int af = get_u(r + f->len_off, f->len_size) == 6 ? AF_INET6 : AF_INET;
+	const unsigned char *a = r + f->off;
 
-	if (!inet_ntop(af, r + f->off, s, sizeof(s)))
+	if (get_u(r + f->len_off, f->len_size) != 6) {
+		for (int i = 0; i < 4; i++) {
+			if (i)
+				lt_put_c(b, '.');
+			lt_put_u64(b, a[i]);
+		}
+		return;
+	}
+	if (!inet_ntop(AF_INET6, a, s, sizeof(s)))
 		strcpy(s, "?");
 	lt_put_s(b, s);
 }

@@ -13,7 +13,7 @@
 #include "ident.h"
 
 /* Largest record this loader knows; a decoded record always fits. */
-#define LT_RECORD_MAX 2048
+#define LT_RECORD_MAX 4608
 
 /* One decoded record: raw bytes, aligned for any record struct. */
 struct lt_rec {
@@ -147,6 +147,7 @@ bool lt_prog_is_tp_level(const char *prog);
 /* Decoder counters: nothing is rejected silently. */
 struct lt_decode_stats {
 	uint64_t fast; /* size matched: one memcpy */
+	uint64_t packed; /* a packed exec: its parts copied to their places */
 	uint64_t older; /* smaller producer record: zero-filled */
 	uint64_t newer; /* larger producer record: tail skipped */
 	uint64_t v0; /* the 24-byte header before the cgroup id: converted */

@@ -328,6 +328,77 @@ static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size
 	return rec;
 }
 
+/* Would a record of `size` bytes leave the ring less than a quarter free? (lt_cfg_shed) */
+static __always_inline bool lt_ring_tight(__u64 size)
+{
+	__u64 used, ring;
+
+	if (!lt_cfg_shed)
+		return false;
+	used = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+	ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+	return used + size > ring - ring / 4;
+}
+
+/* lt_submit's wake-up: none until a quarter of the ring is pending */
+static __always_inline __u64 lt_wake_flags(__u64 size)
+{
+	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+	__u64 ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+
+	return pending + size >= ring / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+/*
+ * A record as long as what it carries: built in a per-CPU buffer (a reserve takes
+ * only a constant size), then copied into the ring (bpf_ringbuf_output) as
+ * lt_reserve_shed + lt_submit would write it: its header filled, the loss window
+ * carried before it, a failure counted as a drop, `shed` counted. The caller
+ * tested lt_throttled before building it. `size` is bounded by the buffer.
+ */
+static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 size, bool shed)
+{
+	struct lt_stat *st = lt_stat_slot(probe);
+	__u64 flags = lt_wake_flags(size);
+	struct lt_lost *lost;
+
+	lt_hdr_fill(rec, type, size);
+	if (st && st->lost_count) {
+		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
+		if (lost) {
+			__u64 n = st->lost_count, t = st->lost_throttled;
+
+			lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
+			lost->probe = probe;
+			__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
+			lost->count = n - t;
+			lost->first_ts_ns = st->lost_first_ns;
+			lost->last_ts_ns = st->lost_last_ns;
+			lost->throttled = t;
+			/* reserved after the lost record: read after it */
+			if (bpf_ringbuf_output(&lt_events, rec, size, BPF_RB_NO_WAKEUP)) {
+				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
+				lt_drop(st, probe);
+				return false;
+			}
+			bpf_ringbuf_submit(lost, flags);
+			st->lost_count -= n;
+			st->lost_throttled -= t;
+			st->shed += shed;
+			lt_count(probe, false);
+			return true;
+		}
+	}
+	if (bpf_ringbuf_output(&lt_events, rec, size, flags)) {
+		lt_drop(st, probe);
+		return false;
+	}
+	if (st)
+		st->shed += shed;
+	lt_count(probe, false);
+	return true;
+}
+
 /* Most probes: records of one size, never shed. */
 static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {

@@ -79,14 +79,37 @@ int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/*
+ * The record is built here and copied into the ring at its length (LT_OPEN_PACKED):
+ * open's programs are one per hook and none preempts another on its CPU (the classic
+ * syscall tracepoints run with preemption off; tp_btf only on kernels that do not
+ * preempt tracing programs), so one buffer per CPU.
+ */
+struct open_buf {
+	struct lt_open r;
+	__u8 spare[8]; /* the zeros after a full path's NUL */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct open_buf);
+} lt_open_buf SEC(".maps");
+
+#define OPEN_FIXED __builtin_offsetof(struct lt_open, path)
+_Static_assert(OPEN_FIXED % 8 == 0 && sizeof(struct lt_open) % 8 == 0, "path at 8, ends at 8");
+
 /* An open's exit: its record, from the arguments its entry kept. */
 static __always_inline void open_exit(long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct task_struct *task;
 	struct open_args *a;
+	struct open_buf *b;
 	struct lt_open *r;
-	__u32 max;
+	__u32 max, zero = 0;
+	__u64 size;
 	bool shed;
 	long n;
 
@@ -94,17 +117,20 @@ static __always_inline void open_exit(long ret)
 	a = lt_task_get(&lt_open_args, task, tid);
 	if (!a || !a->live)
 		return;
-	r = lt_reserve_shed(LT_PROBE_OPEN, LT_TYPE_OPEN, sizeof(*r), LT_OPEN_SHED_SIZE, &shed);
-	if (!r) {
+	b = bpf_map_lookup_elem(&lt_open_buf, &zero);
+	if (!b || lt_throttled(lt_stat_slot(LT_PROBE_OPEN), LT_PROBE_OPEN)) {
 		lt_task_done(&lt_open_args, a, tid);
 		return;
 	}
+	r = &b->r;
+	/* the full record would leave the ring less than a quarter free: a short path */
+	shed = lt_ring_tight(sizeof(*r));
 	r->ret = ret;
 	r->dfd = a->dfd;
 	r->flags = a->flags;
 	r->mode = a->mode;
 	r->syscall = a->syscall;
-	r->rflags = 0;
+	r->rflags = LT_OPEN_PACKED;
 	r->_pad0 = 0;
 	max = shed ? LT_SHED_PATH : sizeof(r->path);
 	if (shed)
@@ -121,7 +147,14 @@ static __always_inline void open_exit(long ret)
 	}
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	lt_task_done(&lt_open_args, a, tid);
-	lt_submit(LT_PROBE_OPEN, r);
+	/* zeros after the NUL to a multiple of 8 (path starts at one): the record ends there */
+	size = r->path_len + 1;
+	barrier_var(size);
+	if (size > LT_PATH_MAX)
+		return;
+	*(__u64 *)(void *)(r->path + size) = 0;
+	size = OPEN_FIXED + ((size + 7) & ~7ull);
+	lt_output(LT_PROBE_OPEN, LT_TYPE_OPEN, r, size, shed);
 }
 
 SEC("tp_btf/sys_exit")

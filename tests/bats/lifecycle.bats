@@ -12,9 +12,9 @@ prog_ids_of() {
 @test "load: exit 0 and a summary of every default probe on tp_btf with the kernel's program ids" {
 	run --separate-stderr -0 "$LT" load
 	assert_equal "$stderr" ""
-	# the probe table, then where state lives and the stateful maps of exec (three), exit
+	# the probe table, then where state lives and the stateful maps of exec (four), exit
 	# (four), fork (three), signal (two), oom, tcp (two) and tcp_retrans (maps.bats checks those)
-	assert_equal "${#lines[@]}" $((5 + ${#ALL_PROBES[@]} + 2 + 16))
+	assert_equal "${#lines[@]}" $((5 + ${#ALL_PROBES[@]} + 2 + 17))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"

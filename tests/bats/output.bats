@@ -123,7 +123,7 @@ print(len(bad))' "$OUT"
 	mkdir -p "$p"
 	ln -s /bin/sh "$p/$EVNAME"
 	local big
-	big=$(printf '\x02%.0s' $(seq 1100))
+	big=$(printf '\x02%.0s' $(seq 4400))
 	events_bg "$OUT"
 	"$p/$EVNAME" -c 'exit 0' "$big" 3>&- &
 	sp=$!
@@ -134,9 +134,9 @@ print(len(bad))' "$OUT"
 	run -0 records "$OUT" ".type == \"exec\" and .pid == $sp"
 	local rec=$output
 	run -0 jq -c '[.argc, .args_truncated, .filename_truncated, (.args | length), (.args[3] | length)]' <<<"$rec"
-	# 1024 - len("/bin/sh-like argv0" + NUL) - 3 - 7: args[0] is the long path
+	# 4096 - len("/bin/sh-like argv0" + NUL) - 3 - 7: args[0] is the long path
 	local a0=$((${#p} + 1 + ${#EVNAME} + 1))
-	local want=$((1024 - a0 - 3 - 7))
+	local want=$((4096 - a0 - 3 - 7))
 	[ "$want" -gt 0 ]
 	assert_output "[4,true,true,4,$want]"
 	run -0 jq -e --arg c $'\x02' '.args[3] | test("^(\($c))+$")' <<<"$rec"

@@ -139,10 +139,10 @@ print(os.getpid())' 3>&-)
 	assert_output '[0,0]'
 }
 
-@test "an exec with more than 1 KiB of args: args cut at exactly 1024 bytes, args_truncated" {
+@test "an exec with more than 4 KiB of args: args cut at exactly 4096 bytes, args_truncated" {
 	events_bg "$OUT"
 	local big sp
-	big=$(printf 'x%.0s' $(seq 2000))
+	big=$(printf 'x%.0s' $(seq 5000))
 	/bin/sh -c 'exit 0' "$MARK" "$big" tail-arg 3>&- &
 	sp=$!
 	wait "$sp"
@@ -156,19 +156,19 @@ print(os.getpid())' 3>&-)
 	assert_output "[6,true,false,5,[\"/bin/sh\",\"-c\",\"exit 0\"]]"
 	run -0 jq -r '.args[3]' <<<"$rec"
 	assert_output "$MARK"
-	# the NUL-separated block holds exactly 1024 bytes: the last arg is cut
+	# the NUL-separated block holds exactly 4096 bytes: the last arg is cut
 	local head=$((8 + 3 + 7 + ${#MARK} + 1))
 	run -0 jq -r '.args[4]' <<<"$rec"
-	assert_output "${big:0:$((1024 - head))}"
+	assert_output "${big:0:$((4096 - head))}"
 	run -0 jq -r '.args | join("\u0000") | utf8bytelength' <<<"$rec"
-	assert_output 1024
+	assert_output 4096
 }
 
 @test "an exec with exactly the args that fit is not truncated" {
 	events_bg "$OUT"
 	local sp fill
-	# /bin/sh -c 'exit 0' MARK FILL: 8 + 3 + 7 + (len(MARK)+1) + (len(FILL)+1) = 1024
-	fill=$(printf 'y%.0s' $(seq $((1024 - 8 - 3 - 7 - ${#MARK} - 1 - 1))))
+	# /bin/sh -c 'exit 0' MARK FILL: 8 + 3 + 7 + (len(MARK)+1) + (len(FILL)+1) = 4096
+	fill=$(printf 'y%.0s' $(seq $((4096 - 8 - 3 - 7 - ${#MARK} - 1 - 1))))
 	/bin/sh -c 'exit 0' "$MARK" "$fill" 3>&- &
 	sp=$!
 	wait "$sp"
@@ -235,7 +235,7 @@ print(os.getpid())' 3>&-)
 @test "text mode marks truncated args with ' ...'" {
 	events_bg "$OUT" --text
 	local big sp
-	big=$(printf 'z%.0s' $(seq 1500))
+	big=$(printf 'z%.0s' $(seq 4500))
 	/bin/sh -c 'exit 0' "$MARK" "$big" 3>&- &
 	sp=$!
 	wait "$sp"
@@ -247,7 +247,7 @@ print(os.getpid())' 3>&-)
 	stop_consumer "$EV_PID"
 	run -0 grep "^exec .* pid=$sp " "$OUT"
 	local head=$((8 + 3 + 7 + ${#MARK} + 1))
-	assert_output --regexp " args=/bin/sh -c exit\\\\x200 $MARK ${big:0:$((1024 - head))} \\.\\.\\.$(own_ident text)\$"
+	assert_output --regexp " args=/bin/sh -c exit\\\\x200 $MARK ${big:0:$((4096 - head))} \\.\\.\\.$(own_ident text)\$"
 }
 
 @test "a #! script: filename is the script, args start with the interpreter" {

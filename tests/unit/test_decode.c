@@ -131,6 +131,7 @@ int main(void)
 	/* 1. same size: one memcpy, every byte equal */
 	memset(&ex, 0xab, sizeof(ex));
 	hdr(&ex, LT_TYPE_EXEC, sizeof(ex));
+	ex.flags = LT_EXEC_ARGS_TRUNC; /* not packed: the fixed layout */
 	memset(&out, 0x55, sizeof(out));
 	p = lt_decode(&ex, sizeof(ex), &out, &st);
 	ok(p && p->type == LT_TYPE_EXEC, "exact-size exec decodes as exec");
@@ -243,6 +244,89 @@ int main(void)
 		p = lt_decode(raw, size, &out, &st);
 		ok(p && o->pid_ns == 0 && !memcmp(o->args + LT_SHED_ARGS, ns, sizeof(ns)),
 		   "an exec as short without the shed flag is an older record: nothing moves");
+	}
+
+	/* 6c. a fixed-layout exec of 1 KiB args (before packing): namespaces its last bytes */
+	{
+		static union {
+			struct lt_exec e;
+			unsigned char raw[sizeof(struct lt_exec)];
+		} u;
+		struct lt_exec *e = &u.e;
+		unsigned char *raw = u.raw;
+		const struct lt_exec *o = (const void *)&out;
+		const __u32 ns[4] = { 44, 55, 66, 0 };
+
+		memset(&u, 0, sizeof(u));
+		hdr(raw, LT_TYPE_EXEC, LT_EXEC_V1_SIZE);
+		e->args_len = 1024;
+		memset(e->args, 'a', 1024);
+		memcpy(raw + LT_EXEC_V1_SIZE - sizeof(ns), ns, sizeof(ns));
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(raw, LT_EXEC_V1_SIZE, &out, &st);
+		ok(p && o->pid_ns == 44 && o->mnt_ns == 55 && o->net_ns == 66 &&
+			   o->args[1023] == 'a' && o->args_len == 1024,
+		   "a 1 KiB-args exec of the fixed layout: its namespaces move to their place");
+	}
+
+	/* 6d. packed execs: filename, args, namespaces at the end; lengths authoritative */
+	{
+		static unsigned char raw[sizeof(struct lt_exec) + 16];
+		struct lt_exec *e = (void *)raw;
+		const struct lt_exec *o = (const void *)&out;
+		const size_t fixed = offsetof(struct lt_exec, filename);
+		static const char args[] = "sh\0-c\0true";
+		const __u32 ns[4] = { 7, 8, 9, 0 };
+		struct lt_decode_stats s0 = st;
+		size_t size = fixed + 8 + sizeof(args) + 16;
+
+		size = (size + 7) & ~(size_t)7;
+		memset(raw, 0, sizeof(raw));
+		hdr(raw, LT_TYPE_EXEC, size);
+		e->flags = LT_EXEC_PACKED;
+		e->argc = 3;
+		memcpy(e->comm, "sh", 3);
+		e->filename_len = 7;
+		memcpy(raw + fixed, "/bin/sh", 8);
+		e->args_len = sizeof(args);
+		memcpy(raw + fixed + 8, args, sizeof(args));
+		memcpy(raw + size - sizeof(ns), ns, sizeof(ns));
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(raw, size, &out, &st);
+		ok(p && p->type == LT_TYPE_EXEC && !strcmp(o->filename, "/bin/sh") &&
+			   o->args_len == sizeof(args) && !memcmp(o->args, args, sizeof(args)) &&
+			   o->pid_ns == 7 && o->net_ns == 9 && o->argc == 3 &&
+			   !strcmp(o->comm, "sh") && st.packed == s0.packed + 1,
+		   "a packed exec (%zu bytes): each part in its place", size);
+		/* the largest: a 255-byte filename and 4 KiB of args */
+		size = fixed + 256 + LT_ARGS_MAX + 16;
+		hdr(raw, LT_TYPE_EXEC, size);
+		e->filename_len = 255;
+		memset(raw + fixed, 'f', 255);
+		raw[fixed + 255] = 0;
+		e->args_len = LT_ARGS_MAX;
+		memset(raw + fixed + 256, 'z', LT_ARGS_MAX);
+		memcpy(raw + size - sizeof(ns), ns, sizeof(ns));
+		p = lt_decode(raw, size, &out, &st);
+		ok(p && strlen(o->filename) == 255 && o->args[LT_ARGS_MAX - 1] == 'z' &&
+			   o->pid_ns == 7,
+		   "a packed exec of 4 KiB args: all of them");
+		/* lengths past the record: rejected, never read past it */
+		e->args_len = LT_ARGS_MAX;
+		hdr(raw, LT_TYPE_EXEC, fixed + 256 + 100 + 16);
+		p = lt_decode(raw, fixed + 256 + 100 + 16, &out, &st);
+		ok(!p && st.rejected == s0.rejected + 1,
+		   "a packed exec whose args_len overruns it is rejected");
+		e->args_len = 0;
+		e->filename_len = LT_FILENAME_MAX;
+		hdr(raw, LT_TYPE_EXEC, size);
+		p = lt_decode(raw, size, &out, &st);
+		ok(!p && st.rejected == s0.rejected + 2,
+		   "a packed exec whose filename_len leaves no room for its NUL is rejected");
+		e->args_len = LT_ARGS_MAX + 1;
+		e->filename_len = 0;
+		p = lt_decode(raw, size, &out, &st);
+		ok(!p && st.rejected == s0.rejected + 3, "args_len above LT_ARGS_MAX is rejected");
 	}
 
 	/* 7. records of the previous layout: 24-byte header, u32 cpu, no cgroup id */
