@@ -11,7 +11,7 @@ void lt_put_s(struct lt_buf *b, const char *s)
 	lt_put_mem(b, s, strlen(s));
 }
 
-void lt_put_u64(struct lt_buf *b, uint64_t v)
+char *lt_w_u64(char *o, uint64_t v)
 {
 	/* two digits per division: the counters and timestamps of every record go through here */
 	static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
@@ -42,13 +42,13 @@ void lt_put_u64(struct lt_buf *b, uint64_t v)
 	/* digits: log10 from the bit length (1233/4096 ~ log10(2)), corrected by one compare */
 	unsigned int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12;
 	unsigned int n = t + (v >= p10[t]);
-	char *o;
+	char *end;
 
 	if (!n)
 		n = 1;
 	/* the digits straight into the buffer, from the last one back */
-	o = b->p + b->len + n;
-	b->len += n;
+	o += n;
+	end = o;
 	while (v >= 100) {
 		unsigned int d = (v % 100) * 2;
 
@@ -62,16 +62,26 @@ void lt_put_u64(struct lt_buf *b, uint64_t v)
 	} else {
 		*--o = '0' + v;
 	}
+	return end;
+}
+
+char *lt_w_s64(char *o, int64_t v)
+{
+	if (v < 0) {
+		*o++ = '-';
+		return lt_w_u64(o, -(uint64_t)v);
+	}
+	return lt_w_u64(o, v);
+}
+
+void lt_put_u64(struct lt_buf *b, uint64_t v)
+{
+	b->len = lt_w_u64(b->p + b->len, v) - b->p;
 }
 
 void lt_put_s64(struct lt_buf *b, int64_t v)
 {
-	if (v < 0) {
-		lt_put_c(b, '-');
-		lt_put_u64(b, -(uint64_t)v);
-	} else {
-		lt_put_u64(b, v);
-	}
+	b->len = lt_w_s64(b->p + b->len, v) - b->p;
 }
 
 void lt_put_octal(struct lt_buf *b, uint64_t v)
@@ -123,21 +133,25 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return 0;
 }
 
-static void put_u00(struct lt_buf *b, unsigned char c)
+static char *w_u00(char *o, unsigned char c)
 {
-	char e[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
-
-	lt_put_mem(b, e, sizeof(e));
+	o[0] = '\\';
+	o[1] = 'u';
+	o[2] = '0';
+	o[3] = '0';
+	o[4] = hex[c >> 4];
+	o[5] = hex[c & 15];
+	return o + 6;
 }
 
 /*
  * Word at a time: eight bytes that need no escape are copied as one word. A byte
- * needs one when it is below 0x20, 0x7f or above, or one of the two `q`, `r`
- * (JSON: '"' and '\\'; text: ' ' is below 0x21, and '\\'). The classic
- * has-zero-byte test on w ^ (c * ONES) finds c; w - ONES * lo with the top bit
- * clear in w finds the bytes below lo. Exact for any byte (no false positives
- * or negatives): a byte's borrow only reaches the bytes above it, which are
- * then found by the per-byte loop that follows the word's first hit.
+ * needs one when it is below `lo`, 0x7f or above, or `q` or `r` (JSON: lo 0x20,
+ * '"' and '\\'; text: lo 0x21, so spaces too, and '\\'). The test is nonzero
+ * exactly when some byte of the word needs one: bytes with the top bit set are
+ * caught by it alone, and for the others the has-zero-byte test on w ^ (c * ONES)
+ * finds c, and (w - lo * ONES) & ~w finds a byte below lo. Which byte it was is
+ * left to the byte loop (tests/unit/test_encode.c compares the two).
  */
 #define ONES 0x0101010101010101ull
 #define HIGHS 0x8080808080808080ull
@@ -156,12 +170,12 @@ static inline bool word_plain(uint64_t w, unsigned char lo, unsigned char q, uns
 	return !special;
 }
 
-void lt_put_json_str(struct lt_buf *b, const char *str, size_t n)
+char *lt_w_json_str(char *o, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	size_t i = 0, run = 0;
+	size_t i = 0;
 
-	lt_put_c(b, '"');
+	*o++ = '"';
 	while (i < n) {
 		unsigned char c;
 		size_t k;
@@ -171,42 +185,41 @@ void lt_put_json_str(struct lt_buf *b, const char *str, size_t n)
 
 			memcpy(&w, s + i, 8);
 			if (word_plain(w, 0x20, '"', '\\')) {
+				memcpy(o, &w, 8);
+				o += 8;
 				i += 8;
-				run += 8;
 				continue;
 			}
 		}
 		c = s[i];
 		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
+			*o++ = c;
 			i++;
-			run++;
-			continue;
-		}
-		/* copy the plain run in one go, then the special byte(s) */
-		lt_put_mem(b, (const char *)s + i - run, run);
-		run = 0;
-		if (c == '"' || c == '\\') {
-			lt_put_c(b, '\\');
-			lt_put_c(b, c);
+		} else if (c == '"' || c == '\\') {
+			*o++ = '\\';
+			*o++ = c;
 			i++;
 		} else if (c >= 0x80 && (k = utf8_len(s + i, n - i))) {
-			lt_put_mem(b, (const char *)s + i, k);
+			memcpy(o, s + i, k);
+			o += k;
 			i += k;
 		} else {
-			put_u00(b, c); /* control byte, DEL or invalid UTF-8 */
+			o = w_u00(o, c); /* control byte, DEL or invalid UTF-8 */
 			i++;
 		}
 	}
-	lt_put_mem(b, (const char *)s + i - run, run);
-	lt_put_c(b, '"');
+	*o++ = '"';
+	return o;
 }
 
-void lt_put_text_str(struct lt_buf *b, const char *str, size_t n)
+void lt_put_json_str(struct lt_buf *b, const char *str, size_t n)
+{
+	b->len = lt_w_json_str(b->p + b->len, str, n) - b->p;
+}
+
+char *lt_w_text_str(char *o, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;
-	/* a local cursor: stores through char * may alias b->len, which would be reloaded and
-	 * stored again for every byte */
-	char *o = b->p + b->len;
 
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c;
@@ -223,7 +236,6 @@ void lt_put_text_str(struct lt_buf *b, const char *str, size_t n)
 			}
 		}
 		c = s[i];
-
 		if (c > 0x20 && c < 0x7f && c != '\\') {
 			*o++ = c;
 		} else {
@@ -235,7 +247,12 @@ void lt_put_text_str(struct lt_buf *b, const char *str, size_t n)
 			o += 4;
 		}
 	}
-	b->len = o - b->p;
+	return o;
+}
+
+void lt_put_text_str(struct lt_buf *b, const char *str, size_t n)
+{
+	b->len = lt_w_text_str(b->p + b->len, str, n) - b->p;
 }
 
 void lt_json_key(struct lt_buf *b, const char *key)

@@ -39,6 +39,16 @@ void lt_put_s64(struct lt_buf *b, int64_t v);
 /* Octal digits of v, none for 0 (callers write the leading 0). */
 void lt_put_octal(struct lt_buf *b, uint64_t v);
 
+/*
+ * The same, at a cursor: each writes at `o` and returns the end. Hot loops keep the
+ * cursor in a local (a store through char * may alias the buffer's length, which the
+ * compiler would then reload and store again for every byte) and set len once.
+ */
+char *lt_w_u64(char *o, uint64_t v);
+char *lt_w_s64(char *o, int64_t v);
+char *lt_w_json_str(char *o, const char *s, size_t n);
+char *lt_w_text_str(char *o, const char *s, size_t n);
+
 /* JSON string of untrusted bytes, quotes included: any input gives valid JSON. */
 void lt_put_json_str(struct lt_buf *b, const char *s, size_t n);
 /* Untrusted bytes for a terminal: printable ASCII as is, everything else \xNN. */

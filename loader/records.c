@@ -175,81 +175,113 @@ static void put_addr(struct lt_buf *b, const unsigned char *r, const struct lt_f
 	lt_put_s(b, s);
 }
 
+static inline char *put_int_w(char *o, const struct lt_field *f, int64_t v)
+{
+	return f->sgn ? lt_w_s64(o, v) : lt_w_u64(o, (uint64_t)v);
+}
+
+/*
+ * The field loops write at a local cursor (encode.h says why) and set b->len only
+ * around the helpers that take the buffer (enums, addresses, formatters). Keys are
+ * copied whole (LT_KEY_ROOM bytes: the buffer's LT_ENC_MAX of room covers the
+ * excess, overwritten next) and the cursor advances by their length.
+ */
 static void put_fields_json(struct lt_buf *b, const struct lt_field *f, const unsigned char *r)
 {
+	char *o = b->p + b->len;
+
 	for (; f->name; f++) {
-		lt_put_mem(b, f->jkey, f->jlen);
+		memcpy(o, f->jkey, LT_KEY_ROOM);
+		o += f->jlen;
 		switch (f->kind) {
 		case LT_F_INT:
-			put_int(b, f, get_int(r, f));
+			o = put_int_w(o, f, get_int(r, f));
 			break;
 		case LT_F_STR: {
 			const char *s = (const char *)r + f->off;
 
-			lt_put_json_str(b, s, lt_strnlen(s, str_max(r, f)));
+			o = lt_w_json_str(o, s, lt_strnlen(s, str_max(r, f)));
 			break;
 		}
 		case LT_F_ARGV: {
 			const char *s = (const char *)r + f->off;
 			size_t n = str_max(r, f), i = 0;
 
-			lt_put_c(b, '[');
+			*o++ = '[';
 			while (i < n) {
 				size_t k = lt_strnlen(s + i, n - i);
 
 				if (i)
-					lt_put_c(b, ',');
-				lt_put_json_str(b, s + i, k);
+					*o++ = ',';
+				o = lt_w_json_str(o, s + i, k);
 				i += k + 1;
 			}
-			lt_put_c(b, ']');
+			*o++ = ']';
 			break;
 		}
 		case LT_F_FLAG:
-			if (get_flag(r, f))
-				lt_put_mem(b, "true", 4);
-			else
-				lt_put_mem(b, "false", 5);
+			if (get_flag(r, f)) {
+				memcpy(o, "true", 4);
+				o += 4;
+			} else {
+				memcpy(o, "false", 5);
+				o += 5;
+			}
 			break;
 		case LT_F_ENUM:
-			lt_put_c(b, '"');
+			*o++ = '"';
+			b->len = o - b->p;
 			put_enum(b, f, get_int(r, f));
-			lt_put_c(b, '"');
+			o = b->p + b->len;
+			*o++ = '"';
 			break;
 		case LT_F_ADDR:
-			lt_put_c(b, '"');
+			*o++ = '"';
+			b->len = o - b->p;
 			put_addr(b, r, f);
-			lt_put_c(b, '"');
+			o = b->p + b->len;
+			*o++ = '"';
 			break;
 		case LT_F_FMT:
+			b->len = o - b->p;
 			f->put(b, get_int(r, f), true);
+			o = b->p + b->len;
 			break;
 		}
 	}
+	b->len = o - b->p;
 }
 
 static void put_fields_text(struct lt_buf *b, const struct lt_field *f, const unsigned char *r)
 {
+	char *o = b->p + b->len;
+
 	for (; f->name; f++) {
 		if (f->text == LT_T_NONE)
 			continue;
 		if (f->text == LT_T_WORD) {
-			if (get_flag(r, f))
-				lt_put_mem(b, f->tkey, f->tlen);
+			if (get_flag(r, f)) {
+				memcpy(o, f->tkey, LT_KEY_ROOM);
+				o += f->tlen;
+			}
 			continue;
 		}
-		lt_put_mem(b, f->tkey, f->tlen);
+		memcpy(o, f->tkey, LT_KEY_ROOM);
+		o += f->tlen;
 		switch (f->kind) {
 		case LT_F_INT:
-			if (f->text == LT_T_OCTAL)
+			b->len = o - b->p;
+			if (f->text == LT_T_OCTAL) {
 				lt_put_octal(b, get_u(r + f->off, f->size));
-			else
-				put_int(b, f, get_int(r, f));
+				o = b->p + b->len;
+			} else {
+				o = put_int_w(o, f, get_int(r, f));
+			}
 			break;
 		case LT_F_STR: {
 			const char *s = (const char *)r + f->off;
 
-			lt_put_text_str(b, s, lt_strnlen(s, str_max(r, f)));
+			o = lt_w_text_str(o, s, lt_strnlen(s, str_max(r, f)));
 			break;
 		}
 		case LT_F_ARGV: {
@@ -260,26 +292,39 @@ static void put_fields_text(struct lt_buf *b, const struct lt_field *f, const un
 				size_t k = lt_strnlen(s + i, n - i);
 
 				if (i)
-					lt_put_c(b, ' ');
-				lt_put_text_str(b, s + i, k);
+					*o++ = ' ';
+				o = lt_w_text_str(o, s + i, k);
 				i += k + 1;
 			}
 			break;
 		}
 		case LT_F_FLAG:
-			lt_put_s(b, get_flag(r, f) ? "true" : "false");
+			if (get_flag(r, f)) {
+				memcpy(o, "true", 4);
+				o += 4;
+			} else {
+				memcpy(o, "false", 5);
+				o += 5;
+			}
 			break;
 		case LT_F_ENUM:
+			b->len = o - b->p;
 			put_enum(b, f, get_int(r, f));
+			o = b->p + b->len;
 			break;
 		case LT_F_ADDR:
+			b->len = o - b->p;
 			put_addr(b, r, f);
+			o = b->p + b->len;
 			break;
 		case LT_F_FMT:
+			b->len = o - b->p;
 			f->put(b, get_int(r, f), false);
+			o = b->p + b->len;
 			break;
 		}
 	}
+	b->len = o - b->p;
 }
 
 /* The identity keys: cgroup whenever known, the others only when the path names them. */

@@ -43,11 +43,14 @@ enum lt_ftext {
 	LT_T_OCTAL, /* INT: the text key then the octal digits (key " mode=0") */
 };
 
+#define LT_KEY_ROOM 32
+
 /* One field of a record: the one description JSON, text and -h are made from. */
 struct lt_field {
 	const char *name; /* NULL ends a list */
-	const char *jkey; /* ,"name": */
-	const char *tkey; /* " name=" or what LT_T_WORD prints */
+	/* in arrays of fixed size, so the encoders copy them whole and advance by the length */
+	char jkey[LT_KEY_ROOM]; /* ,"name": */
+	char tkey[LT_KEY_ROOM]; /* " name=" or what LT_T_WORD prints */
 	__u8 jlen, tlen;
 	__u8 kind; /* enum lt_fkind */
 	__u8 text; /* enum lt_ftext */

@@ -70,6 +70,56 @@ static void numbers(void)
 	ok(!strcmp(b.p, "-9223372036854775808"), "lt_put_s64: INT64_MIN");
 }
 
+/*
+ * The word-at-a-time escapers against themselves a byte at a time: for ASCII
+ * (each byte escaped on its own) a string's encoding is its bytes' encodings
+ * joined, and one byte never takes the 8-byte path. 100 000 random strings
+ * over the bytes the word test must catch and their neighbours.
+ */
+static void words(void)
+{
+	static const unsigned char pick[] = { 0,   1,	0x1f, 0x20, 0x21, '"',	'#',  '\\',
+					      '[', ']', 'a',  'z',  '~',  0x7f, 0x5b, 0x5d };
+	static char one[64], whole[512], s[48];
+	unsigned long long x = 0x2545f4914f6cdd1dull;
+	unsigned long bad_json = 0, bad_text = 0;
+	struct lt_buf w = { whole, 0, sizeof(whole) }, o = { one, 0, sizeof(one) };
+
+	for (int k = 0; k < 100000; k++) {
+		size_t n, jn = 0, tn = 0;
+		static char jref[512], tref[512];
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		n = x % sizeof(s);
+		for (size_t i = 0; i < n; i++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			s[i] = (char)(x % 3 ? 'a' + x % 26 : pick[x % sizeof(pick)]);
+		}
+		jref[jn++] = '"';
+		for (size_t i = 0; i < n; i++) {
+			o.len = 0;
+			lt_put_json_str(&o, s + i, 1);
+			memcpy(jref + jn, one + 1, o.len - 2);
+			jn += o.len - 2;
+			o.len = 0;
+			lt_put_text_str(&o, s + i, 1);
+			memcpy(tref + tn, one, o.len);
+			tn += o.len;
+		}
+		jref[jn++] = '"';
+		w.len = 0;
+		lt_put_json_str(&w, s, n);
+		bad_json += w.len != jn || memcmp(whole, jref, jn);
+		w.len = 0;
+		lt_put_text_str(&w, s, n);
+		bad_text += w.len != tn || memcmp(whole, tref, tn);
+	}
+	ok(!bad_json, "JSON escaping word at a time = byte at a time (%lu of 100000 differ)",
+	   bad_json);
+	ok(!bad_text, "text escaping word at a time = byte at a time (%lu of 100000 differ)",
+	   bad_text);
+}
+
 int main(void)
 {
 	struct lt_rec r;
@@ -79,6 +129,7 @@ int main(void)
 	static char worst[LT_ARGS_MAX];
 
 	numbers();
+	words();
 	ok(!strcmp(json(S("plain")), "\"plain\""), "plain string");
 	ok(!strcmp(json(S("q\"b\\")), "\"q\\\"b\\\\\""), "quote and backslash escaped");
 	ok(!strcmp(json(S("\x1b[31m\n\x7f")), "\"\\u001b[31m\\u000a\\u007f\""),
