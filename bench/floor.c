@@ -2,12 +2,16 @@
 /*
  * bench/floor.c: loads bench/floor.bpf.o, attaches the named empty programs
  * (f_exec, f_sys_enter, ...), prints "attached" and holds them until SIGINT
- * or SIGTERM. Used by bench/peers for the hook floor. As root.
+ * or SIGTERM. Used by bench/peers for the hook floor. As root. A perf_event
+ * program (f_perf) gets the software cpu-clock of every CPU at 99 Hz, as the
+ * profilers sample.
  *
  *   floor OBJ PROG...
  */
 #include <bpf/libbpf.h>
+#include <linux/perf_event.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -48,6 +52,24 @@ int main(int argc, char **argv)
 	}
 	for (i = 2; i < argc; i++) {
 		p = bpf_object__find_program_by_name(obj, argv[i]);
+		if (p && bpf_program__type(p) == BPF_PROG_TYPE_PERF_EVENT) {
+			struct perf_event_attr a = { .type = PERF_TYPE_SOFTWARE,
+						     .size = sizeof(a),
+						     .config = PERF_COUNT_SW_CPU_CLOCK,
+						     .sample_freq = 99,
+						     .freq = 1 };
+			int ncpu = libbpf_num_possible_cpus();
+
+			for (int c = 0; c < ncpu; c++) {
+				int fd = syscall(SYS_perf_event_open, &a, -1, c, -1, 0);
+
+				if (fd < 0 || !bpf_program__attach_perf_event(p, fd)) {
+					fprintf(stderr, "floor: cannot sample CPU %d\n", c);
+					return 1;
+				}
+			}
+			continue;
+		}
 		if (!p || !bpf_program__attach(p)) {
 			fprintf(stderr, "floor: cannot attach %s\n", argv[i]);
 			return 1;

@@ -79,6 +79,30 @@ static void one_connect(int l, struct sockaddr_in *a)
 	close(s);
 }
 
+/* spin: every CPU busy in user space for n milliseconds (the profilers' samples) */
+static void spin_all(long ms)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (long c = 0; c < ncpu; c++) {
+		pid_t p = fork();
+
+		if (p == 0) {
+			unsigned long long end = now_ns() + (unsigned long long)ms * 1000000;
+			volatile unsigned long x = 0;
+
+			while (now_ns() < end)
+				for (int k = 0; k < 10000; k++)
+					x += k;
+			_exit(0);
+		}
+		if (p < 0)
+			die("fork");
+	}
+	while (wait(NULL) > 0)
+		;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long long t0, t1;
@@ -143,6 +167,8 @@ int main(int argc, char **argv)
 			if (pwrite(fd, buf, 4096, (i % 256) * 4096) != 4096)
 				die("pwrite");
 		close(fd);
+	} else if (!strcmp(mode, "spin")) {
+		spin_all(n);
 	} else if (!strcmp(mode, "connect")) {
 		struct sockaddr_in a = { .sin_family = AF_INET };
 		socklen_t len = sizeof(a);

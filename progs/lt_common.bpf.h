@@ -61,6 +61,14 @@ struct {
 	__type(value, struct lt_blame_val);
 } lt_drop_cg __weak SEC(".maps");
 
+/* when a record last woke the consumer because the ring was empty (lt_wake_flags) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} lt_wake __weak SEC(".maps");
+
 /* Set by the loader before load; read-only afterwards. */
 const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
@@ -340,13 +348,41 @@ static __always_inline bool lt_ring_tight(__u64 size)
 	return used + size > ring - ring / 4;
 }
 
-/* lt_submit's wake-up: none until a quarter of the ring is pending */
+/* a record into an empty ring wakes the consumer at most this often */
+#define LT_WAKE_GAP_NS 10000000ull
+
+/*
+ * The wake-up of a record of `size` bytes, `pending` bytes in the ring with it
+ * (a reserved record counts itself): none until a quarter of the ring is
+ * pending, so a storm is read in batches (the consumer polls every 100 ms
+ * anyway); but the first record into an empty ring wakes the consumer if no
+ * such record did in the last LT_WAKE_GAP_NS, so a record after a quiet spell
+ * shows at once instead of at the next poll. One clock read, only then. The
+ * time is shared by all CPUs, unlocked: a race costs one wake-up more.
+ */
+static __always_inline __u64 lt_wake_on(__u64 pending, __u64 size)
+{
+	__u64 ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE), now, *last;
+	__u32 zero = 0;
+
+	if (pending >= ring / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	if (pending > size)
+		return BPF_RB_NO_WAKEUP;
+	last = bpf_map_lookup_elem(&lt_wake, &zero);
+	if (!last)
+		return BPF_RB_NO_WAKEUP;
+	now = bpf_ktime_get_ns();
+	if (now - *last < LT_WAKE_GAP_NS)
+		return BPF_RB_NO_WAKEUP;
+	*last = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
+/* a record not yet in the ring */
 static __always_inline __u64 lt_wake_flags(__u64 size)
 {
-	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
-	__u64 ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
-
-	return pending + size >= ring / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	return lt_wake_on(bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA) + size, size);
 }
 
 /*
@@ -414,11 +450,12 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
  */
 static __always_inline void lt_submit(__u32 probe, void *rec)
 {
-	__u64 pending = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
-	__u64 size = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+	/* reserved: the ring's pending bytes include it, its 8-byte header, rounded to 8 */
+	__u64 flags = lt_wake_on(bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA),
+				 (((struct lt_hdr *)rec)->size + 15) & ~7ull);
 
 	lt_count(probe, false);
-	bpf_ringbuf_submit(rec, pending >= size / 4 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(rec, flags);
 }
 
 static __always_inline void lt_hist_add(struct lt_hist *h, __u64 v)
