@@ -262,53 +262,45 @@ static __always_inline bool lt_throttled(struct lt_stat *st, __u32 probe)
 	return true;
 }
 
+/* The loss window of `st` as a lost record: `n` lost, `t` of them held back by a rate limit. */
+static __always_inline void lt_lost_fill(struct lt_lost *lost, struct lt_stat *st, __u32 probe,
+					 __u64 n, __u64 t)
+{
+	lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
+	lost->probe = probe;
+	__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
+	lost->count = n - t;
+	lost->first_ts_ns = st->lost_first_ns;
+	lost->last_ts_ns = st->lost_last_ns;
+	lost->throttled = t;
+}
+
 /*
- * Reserve a record and fill its header; a failure is counted as a drop, never
- * silent, and joins this CPU's loss window of the probe, as does an event the
- * probe's rate limit holds back (lt_throttled). The next record the
- * probe writes here carries the window: a struct lt_lost just before it in the
- * ring, so a consumer sees where the stream has a hole. The lost record is
- * reserved first (the ring keeps reservation order) and given back if the
- * record itself does not fit: then the window grows instead. Each reservation
- * is tested once: 5.10's verifier explores a second NULL test of a pointer it
- * knows is valid and then finds its reference unreleased. With `shed_size`,
- * a record that would leave the ring less than a quarter free is reserved at
- * that size instead and *shed says so: the probe writes it short (its large
- * field cut) rather than have the ring drop whole records soon after; the
- * probe's `shed` counts them.
+ * Reserve a record of a constant size and fill its header; a failure is counted
+ * as a drop, never silent, and joins this CPU's loss window of the probe, as
+ * does an event the probe's rate limit holds back (lt_throttled). The next
+ * record the probe writes here carries the window: a struct lt_lost just before
+ * it in the ring, so a consumer sees where the stream has a hole. The lost
+ * record is reserved first (the ring keeps reservation order) and given back if
+ * the record itself does not fit: then the window grows instead. Each
+ * reservation is tested once: 5.10's verifier explores a second NULL test of a
+ * pointer it knows is valid and then finds its reference unreleased. Records
+ * of a length known only at run time: lt_output.
  */
-static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size, __u16 shed_size,
-					     bool *shed)
+static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
 	struct lt_lost *lost;
 	void *rec;
 
-	*shed = false;
 	if (lt_throttled(st, probe))
 		return NULL;
-	if (shed_size && lt_cfg_shed) {
-		__u64 used = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
-		__u64 ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
-
-		/* this record would leave less than a quarter free: write it short */
-		if (used + size > ring - ring / 4) {
-			size = shed_size;
-			*shed = true;
-		}
-	}
 	if (st && st->lost_count) {
 		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
 		if (lost) {
 			__u64 n = st->lost_count, t = st->lost_throttled;
 
-			lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
-			lost->probe = probe;
-			__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
-			lost->count = n - t;
-			lost->first_ts_ns = st->lost_first_ns;
-			lost->last_ts_ns = st->lost_last_ns;
-			lost->throttled = t;
+			lt_lost_fill(lost, st, probe, n, t);
 			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 			if (!rec) {
 				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
@@ -320,7 +312,6 @@ static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size
 			/* minus what it reported: a preempting program's drop stays counted */
 			st->lost_count -= n;
 			st->lost_throttled -= t;
-			st->shed += *shed;
 			lt_hdr_fill(rec, type, size);
 			return rec;
 		}
@@ -330,8 +321,6 @@ static __always_inline void *lt_reserve_shed(__u32 probe, __u16 type, __u16 size
 		lt_drop(st, probe);
 		return NULL;
 	}
-	if (st)
-		st->shed += *shed;
 	lt_hdr_fill(rec, type, size);
 	return rec;
 }
@@ -388,7 +377,7 @@ static __always_inline __u64 lt_wake_flags(__u64 size)
 /*
  * A record as long as what it carries: built in a per-CPU buffer (a reserve takes
  * only a constant size), then copied into the ring (bpf_ringbuf_output) as
- * lt_reserve_shed + lt_submit would write it: its header filled, the loss window
+ * lt_reserve + lt_submit would write it: its header filled, the loss window
  * carried before it, a failure counted as a drop, `shed` counted. The caller
  * tested lt_throttled before building it. `size` is bounded by the buffer.
  */
@@ -404,13 +393,7 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 		if (lost) {
 			__u64 n = st->lost_count, t = st->lost_throttled;
 
-			lt_hdr_fill(&lost->hdr, LT_TYPE_LOST, sizeof(*lost));
-			lost->probe = probe;
-			__builtin_memset(lost->_pad0, 0, sizeof(lost->_pad0));
-			lost->count = n - t;
-			lost->first_ts_ns = st->lost_first_ns;
-			lost->last_ts_ns = st->lost_last_ns;
-			lost->throttled = t;
+			lt_lost_fill(lost, st, probe, n, t);
 			/* reserved after the lost record: read after it */
 			if (bpf_ringbuf_output(&lt_events, rec, size, BPF_RB_NO_WAKEUP)) {
 				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
@@ -433,14 +416,6 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 		st->shed += shed;
 	lt_count(probe, false);
 	return true;
-}
-
-/* Most probes: records of one size, never shed. */
-static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
-{
-	bool shed;
-
-	return lt_reserve_shed(probe, type, size, 0, &shed);
 }
 
 /*
