@@ -616,6 +616,7 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	if (s->tp_level && !tp_preemptible())
 		bpf_map__set_map_flags(s->skel->maps.lt_exit_seen, 0);
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
+	s->skel->rodata->lt_cfg_ring_size = o->ringbuf_size;
 	err = set_autocreate(s->skel->obj, o->probes);
 	if (!err)
 		err = set_state(s, o);

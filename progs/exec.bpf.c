@@ -42,7 +42,7 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	struct exec_ns *ns;
 	struct mm_struct *mm;
 	struct lt_exec *r;
-	__u64 off, len, end, size;
+	__u64 off, len, end, size, used;
 	bool shed = false;
 	__u64 ugid;
 	char *d;
@@ -97,7 +97,8 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	if (len > LT_ARGS_MAX || bpf_probe_read_user(d + off, len, (void *)arg_start))
 		len = 0;
 	/* a record that would leave the ring less than a quarter free is written short */
-	if (lt_ring_tight(EXEC_FIXED + off + len + 8 + LT_EXEC_NS_SIZE)) {
+	used = lt_ring_used();
+	if (lt_ring_tight(used, EXEC_FIXED + off + len + 8 + LT_EXEC_NS_SIZE)) {
 		shed = true;
 		r->flags |= LT_EXEC_ARGS_SHED;
 		if (len > LT_SHED_ARGS)
@@ -116,7 +117,7 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	lt_task_ns(p, &ns->pid_ns, &ns->mnt_ns, &ns->net_ns);
 	ns->_pad1 = 0;
 	size = EXEC_FIXED + end + LT_EXEC_NS_SIZE;
-	lt_output(LT_PROBE_EXEC, LT_TYPE_EXEC, r, size, shed);
+	lt_output(LT_PROBE_EXEC, LT_TYPE_EXEC, r, size, shed, used);
 }
 
 /* An exec's identity for lt_claim: the mm it built (one per exec, still alive). */

@@ -74,6 +74,8 @@ const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
 /* 1: exec and open write short records when the ring is three quarters full (load --no-shed: 0) */
 const volatile __u32 lt_cfg_shed __weak = 0;
+/* load --ringbuf-size, as the loader sized lt_events (0: ask the ring) */
+const volatile __u64 lt_cfg_ring_size __weak = 0;
 /* load --rate-limit: events per second each cgroup may have recorded per probe; 0: no limit */
 const volatile __u32 lt_cfg_rate[LT_PROBE_SLOTS] __weak = {};
 
@@ -325,16 +327,29 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 	return rec;
 }
 
-/* Would a record of `size` bytes leave the ring less than a quarter free? (lt_cfg_shed) */
-static __always_inline bool lt_ring_tight(__u64 size)
+/*
+ * The ring's size: the loader's constant (load --ringbuf-size), else asked. The
+ * bytes in use are asked once per record (lt_ring_used): that query reads the
+ * consumer's position, a cache line userspace writes, and cost ~0.3 µs an exec
+ * here each time it was asked.
+ */
+static __always_inline __u64 lt_ring_size(void)
 {
-	__u64 used, ring;
+	return lt_cfg_ring_size ? lt_cfg_ring_size
+				: bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+}
 
-	if (!lt_cfg_shed)
-		return false;
-	used = bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
-	ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
-	return used + size > ring - ring / 4;
+static __always_inline __u64 lt_ring_used(void)
+{
+	return bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+}
+
+/* Would a record of `size` bytes leave the ring less than a quarter free? (lt_cfg_shed) */
+static __always_inline bool lt_ring_tight(__u64 used, __u64 size)
+{
+	__u64 ring = lt_ring_size();
+
+	return lt_cfg_shed && used + size > ring - ring / 4;
 }
 
 /* a record into an empty ring wakes the consumer at most this often */
@@ -351,7 +366,7 @@ static __always_inline bool lt_ring_tight(__u64 size)
  */
 static __always_inline __u64 lt_wake_on(__u64 pending, __u64 size)
 {
-	__u64 ring = bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE), now, *last;
+	__u64 ring = lt_ring_size(), now, *last;
 	__u32 zero = 0;
 
 	if (pending >= ring / 4)
@@ -368,23 +383,19 @@ static __always_inline __u64 lt_wake_on(__u64 pending, __u64 size)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
-/* a record not yet in the ring */
-static __always_inline __u64 lt_wake_flags(__u64 size)
-{
-	return lt_wake_on(bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA) + size, size);
-}
-
 /*
  * A record as long as what it carries: built in a per-CPU buffer (a reserve takes
  * only a constant size), then copied into the ring (bpf_ringbuf_output) as
  * lt_reserve + lt_submit would write it: its header filled, the loss window
  * carried before it, a failure counted as a drop, `shed` counted. The caller
- * tested lt_throttled before building it. `size` is bounded by the buffer.
+ * tested lt_throttled before building it. `size` is bounded by the buffer; `used`
+ * is lt_ring_used() as the caller read it (for shedding).
  */
-static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 size, bool shed)
+static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 size, bool shed,
+				      __u64 used)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
-	__u64 flags = lt_wake_flags(size);
+	__u64 flags = lt_wake_on(used + size, size);
 	struct lt_lost *lost;
 
 	lt_hdr_fill(rec, type, size);
@@ -426,8 +437,7 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 static __always_inline void lt_submit(__u32 probe, void *rec)
 {
 	/* reserved: the ring's pending bytes include it, its 8-byte header, rounded to 8 */
-	__u64 flags = lt_wake_on(bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA),
-				 (((struct lt_hdr *)rec)->size + 15) & ~7ull);
+	__u64 flags = lt_wake_on(lt_ring_used(), (((struct lt_hdr *)rec)->size + 15) & ~7ull);
 
 	lt_count(probe, false);
 	bpf_ringbuf_submit(rec, flags);

@@ -109,7 +109,7 @@ static __always_inline void open_exit(long ret)
 	struct open_buf *b;
 	struct lt_open *r;
 	__u32 max, zero = 0;
-	__u64 size;
+	__u64 size, used;
 	bool shed;
 	long n;
 
@@ -124,7 +124,8 @@ static __always_inline void open_exit(long ret)
 	}
 	r = &b->r;
 	/* the full record would leave the ring less than a quarter free: a short path */
-	shed = lt_ring_tight(sizeof(*r));
+	used = lt_ring_used();
+	shed = lt_ring_tight(used, sizeof(*r));
 	r->ret = ret;
 	r->dfd = a->dfd;
 	r->flags = a->flags;
@@ -154,7 +155,7 @@ static __always_inline void open_exit(long ret)
 		return;
 	*(__u64 *)(void *)(r->path + size) = 0;
 	size = OPEN_FIXED + ((size + 7) & ~7ull);
-	lt_output(LT_PROBE_OPEN, LT_TYPE_OPEN, r, size, shed);
+	lt_output(LT_PROBE_OPEN, LT_TYPE_OPEN, r, size, shed, used);
 }
 
 SEC("tp_btf/sys_exit")
