@@ -175,6 +175,12 @@ static void put_addr(struct lt_buf *b, const unsigned char *r, const struct lt_f
 	lt_put_s(b, s);
 }
 
+static inline char *put_bool_w(char *o, bool v)
+{
+	memcpy(o, v ? "true" : "false", v ? 4 : 5);
+	return o + (v ? 4 : 5);
+}
+
 static inline char *put_int_w(char *o, const struct lt_field *f, int64_t v)
 {
 	return f->sgn ? lt_w_s64(o, v) : lt_w_u64(o, (uint64_t)v);
@@ -220,13 +226,7 @@ static void put_fields_json(struct lt_buf *b, const struct lt_field *f, const un
 			break;
 		}
 		case LT_F_FLAG:
-			if (get_flag(r, f)) {
-				memcpy(o, "true", 4);
-				o += 4;
-			} else {
-				memcpy(o, "false", 5);
-				o += 5;
-			}
+			o = put_bool_w(o, get_flag(r, f));
 			break;
 		case LT_F_ENUM:
 			*o++ = '"';
@@ -299,13 +299,7 @@ static void put_fields_text(struct lt_buf *b, const struct lt_field *f, const un
 			break;
 		}
 		case LT_F_FLAG:
-			if (get_flag(r, f)) {
-				memcpy(o, "true", 4);
-				o += 4;
-			} else {
-				memcpy(o, "false", 5);
-				o += 5;
-			}
+			o = put_bool_w(o, get_flag(r, f));
 			break;
 		case LT_F_ENUM:
 			b->len = o - b->p;

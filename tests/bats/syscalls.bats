@@ -6,6 +6,21 @@ load helpers
 
 setup() { lt_setup; }
 
+# count_of JSON SYSCALL PID: the count of that histogram in `hist syscalls --json` output
+count_of() {
+	jq ".histograms[] | select(.syscall == \"$2\" and .pid == $3) | .count" <<<"$1"
+}
+
+# counted_getppids N: with --per-pid loaded, python's own start-up calls (a run that loops
+# 0 times, its count BASE), then getppids N; H: `hist syscalls --json` after both
+counted_getppids() {
+	getppids 0
+	local p0=$GP_PID
+	getppids "$1"
+	H=$("$LT" hist syscalls --json)
+	BASE=$(count_of "$H" getppid "$p0")
+}
+
 # getppids N: a python3 that calls getppid() N times; sets GP_PID
 getppids() {
 	python3 -c 'import os, sys
@@ -54,33 +69,21 @@ for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
 
 @test "load --per-pid: one histogram per syscall and process, P's getppid counted exactly" {
 	run -0 "$LT" load --probes syscalls --per-pid
-	# python's own start-up calls: the same in a run that loops 0 times
-	getppids 0
-	local p0=$GP_PID
-	getppids 3000
-	run --separate-stderr -0 "$LT" hist syscalls --json
-	local h=$output base
-	base=$(jq ".histograms[] | select(.syscall == \"getppid\" and .pid == $p0) | .count" <<<"$h")
-	run -0 jq -c ".histograms[] | select(.syscall == \"getppid\" and .pid == $GP_PID) | .count" <<<"$h"
-	assert_output "$((${base:-0} + 3000))"
+	counted_getppids 3000
+	assert_equal "$(count_of "$H" getppid "$GP_PID")" "$((${BASE:-0} + 3000))"
 }
 
 @test "load --count-only: lt_sys_c alone on sys_exit, P's getppid counted exactly, shown as not timed" {
 	run -0 "$LT" load --probes syscalls --count-only --per-pid
 	run -0 ls "$PIN/links"
 	assert_output sys_c
-	getppids 0
-	local p0=$GP_PID
-	getppids 3000
-	run --separate-stderr -0 "$LT" hist syscalls --json
-	local h=$output base
-	base=$(jq ".histograms[] | select(.syscall == \"getppid\" and .pid == $p0) | .count" <<<"$h")
-	run -0 jq -c ".histograms[] | select(.syscall == \"getppid\" and .pid == $GP_PID) | [.count, .sum_ns, .timed, .buckets]" <<<"$h"
-	assert_output "[$((${base:-0} + 3000)),0,false,[]]"
+	counted_getppids 3000
+	run -0 jq -c ".histograms[] | select(.syscall == \"getppid\" and .pid == $GP_PID) | [.count, .sum_ns, .timed, .buckets]" <<<"$H"
+	assert_output "[$((${BASE:-0} + 3000)),0,false,[]]"
 	# every histogram of the map is untimed
-	run -0 jq -e '[.histograms[] | .timed == false] | all' <<<"$h"
+	run -0 jq -e '[.histograms[] | .timed == false] | all' <<<"$H"
 	run --separate-stderr -0 "$LT" hist syscalls
-	assert_line "syscall getppid pid $GP_PID: count $((${base:-0} + 3000)) (not timed: load --count-only)"
+	assert_line "syscall getppid pid $GP_PID: count $((${BASE:-0} + 3000)) (not timed: load --count-only)"
 	refute_line --regexp '^ +[0-9]+ -> '
 	# top: counts, no quantiles
 	run --separate-stderr -0 timeout 20 "$LT" top --count 1 --rows 400
