@@ -106,7 +106,7 @@ static void records(const uint8_t *data, size_t size)
 	buf_init(&enc, LT_ENC_MAX);
 	memset(&r, 0xa5, sizeof(r)); /* what the last record left: must not matter */
 	p = lt_decode(data, size, &r, &st);
-	if (st.fast + st.older + st.newer + st.v0 + st.rejected + st.unknown != 1)
+	if (st.fast + st.packed + st.older + st.newer + st.v0 + st.rejected + st.unknown != 1)
 		abort(); /* every sample is counted exactly once */
 	if (!p)
 		return;
