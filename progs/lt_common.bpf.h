@@ -398,13 +398,14 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 	__u64 flags = lt_wake_on(used + size, size);
 	struct lt_lost *lost;
 
-	lt_hdr_fill(rec, type, size);
 	if (st && st->lost_count) {
 		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
 		if (lost) {
 			__u64 n = st->lost_count, t = st->lost_throttled;
 
+			/* the lost record's time first: it comes before the record it precedes */
 			lt_lost_fill(lost, st, probe, n, t);
+			lt_hdr_fill(rec, type, size);
 			/* reserved after the lost record: read after it */
 			if (bpf_ringbuf_output(&lt_events, rec, size, BPF_RB_NO_WAKEUP)) {
 				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
@@ -419,6 +420,7 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 			return true;
 		}
 	}
+	lt_hdr_fill(rec, type, size);
 	if (bpf_ringbuf_output(&lt_events, rec, size, flags)) {
 		lt_drop(st, probe);
 		return false;
