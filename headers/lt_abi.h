@@ -62,7 +62,8 @@ enum lt_probe_id {
 #define LT_LOCAL_SK (1u << 1) /* socket storage; else a hash by socket address */
 
 /* lt_hdr.flags */
-#define LT_HDR_CGROUP (1u << 0) /* this header (32 bytes, cgroup_id); else the 24-byte one before it */
+#define LT_HDR_CGROUP \
+	(1u << 0) /* this header (32 bytes, cgroup_id); else the 24-byte one before it */
 
 /*
  * Common header: first in every record. Until the cgroup id joined it, the
@@ -344,6 +345,8 @@ struct lt_seen {
  * progs/common.bpf.c names each struct so the object's BTF has it. A new
  * record is added here, nowhere else, for both.
  */
+/* one line per struct, as the lists read */
+/* clang-format off */
 #define LT_ABI_RECORDS(S, M)                                                                   \
 	S(lt_hdr) M(lt_hdr, type) M(lt_hdr, size) M(lt_hdr, cpu) M(lt_hdr, flags)               \
 	M(lt_hdr, ts_ns) M(lt_hdr, pid) M(lt_hdr, tid) M(lt_hdr, cgroup_id)                      \
@@ -379,6 +382,7 @@ struct lt_seen {
 	S(lt_cg_count) M(lt_cg_count, n) S(lt_blame_key) M(lt_blame_key, cgroup_id)              \
 	M(lt_blame_key, probe) M(lt_blame_key, _pad0) S(lt_blame_val) M(lt_blame_val, drops)     \
 	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)
+/* clang-format on */
 
 #define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)
 
@@ -391,7 +395,8 @@ LT_ASSERT_OFF(struct lt_hdr, cgroup_id, 24);
 
 /* a shed exec: everything up to args, LT_SHED_ARGS of them, then pid_ns .. _pad1 */
 #define LT_EXEC_NS_SIZE (sizeof(struct lt_exec) - __builtin_offsetof(struct lt_exec, pid_ns))
-#define LT_EXEC_SHED_SIZE (__builtin_offsetof(struct lt_exec, args) + LT_SHED_ARGS + LT_EXEC_NS_SIZE)
+#define LT_EXEC_SHED_SIZE \
+	(__builtin_offsetof(struct lt_exec, args) + LT_SHED_ARGS + LT_EXEC_NS_SIZE)
 #define LT_OPEN_SHED_SIZE (__builtin_offsetof(struct lt_open, path) + LT_SHED_PATH)
 
 _Static_assert(sizeof(struct lt_exec) == 4448, "lt_exec size");
