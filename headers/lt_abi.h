@@ -90,9 +90,9 @@ struct lt_hdr {
 #define LT_EXEC_FILENAME_TRUNC (1u << 1)
 /*
  * Shed: written short because the ring was three quarters full (load sheds unless
- * --no-shed): args cut at LT_SHED_ARGS, and the namespace fields (pid_ns .. _pad1) follow
- * them at the end of the record instead of after the full args. The decoder moves them
- * back; the record is LT_EXEC_SHED_SIZE bytes.
+ * --no-shed): args cut at LT_SHED_ARGS. A packed exec is then just shorter; one of the
+ * fixed layout before packing (LT_EXEC_SHED_SIZE bytes) had the namespace fields right
+ * after the cut args, and the decoder still moves them back.
  */
 #define LT_EXEC_ARGS_SHED (1u << 2)
 #define LT_SHED_ARGS 128
@@ -182,7 +182,7 @@ enum lt_open_call {
 #define LT_OPEN_PATH_TRUNC (1u << 0) /* path filled all LT_PATH_MAX - 1 bytes: maybe cut */
 #define LT_OPEN_PATH_FAULT (1u << 1) /* the path could not be read from the caller */
 /* shed (as exec's): the ring was three quarters full, the path is cut at LT_SHED_PATH bytes
- * and the record is LT_OPEN_SHED_SIZE bytes long */
+ * (before packing the record was then LT_OPEN_SHED_SIZE bytes long) */
 #define LT_OPEN_PATH_SHED (1u << 2)
 #define LT_SHED_PATH 64
 /* packed: the record ends after the path's NUL, at a multiple of 8 bytes (path is last) */

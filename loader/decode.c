@@ -117,23 +117,21 @@ const struct lt_probe *lt_decode(const void *data_, size_t avail, struct lt_rec 
 			return NULL;
 		}
 		st->packed++;
-	} else if (h.type == LT_TYPE_OPEN && h.size < p->rec_size &&
-		   h.size > offsetof(struct lt_open, rflags) &&
-		   (data[offsetof(struct lt_open, rflags)] & LT_OPEN_PACKED)) {
-		/* a packed open: the path is last, the bytes after its NUL read as zero */
-		memcpy(out, data, h.size);
-		memset(out->raw + h.size, 0, p->rec_size - h.size);
-		st->packed++;
 	} else if (h.size == p->rec_size) {
 		memcpy(out, data, p->rec_size); /* the fast path */
 		st->fast++;
 	} else if (h.size < p->rec_size) {
-		/* older producer: what it did not know reads as zero */
+		/* older producer, or a packed open (its path is last, the record ends after
+		 * the path's NUL): what it did not carry reads as zero */
 		memcpy(out, data, h.size);
 		memset(out->raw + h.size, 0, p->rec_size - h.size);
 		if (h.type == LT_TYPE_EXEC)
 			unshed_exec(out, h.size);
-		st->older++;
+		if (h.type == LT_TYPE_OPEN && h.size > offsetof(struct lt_open, rflags) &&
+		    (out->raw[offsetof(struct lt_open, rflags)] & LT_OPEN_PACKED))
+			st->packed++;
+		else
+			st->older++;
 	} else {
 		/* newer producer: keep what we know, skip its additions */
 		memcpy(out, data, p->rec_size);

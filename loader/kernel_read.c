@@ -282,11 +282,8 @@ struct lt_agg {
 	struct lt_hist sum;
 };
 
-static int agg_open_pin(int *fd, const char *map, const char *probe)
+static int agg_open_pin(int *fd, const char *path, const char *probe)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, map);
 	*fd = bpf_obj_get(path);
 	if (*fd >= 0)
 		return LT_OK;
@@ -354,11 +351,10 @@ int lt_agg_open(struct lt_agg **out, const struct lt_probe *p)
 	if (!a)
 		return lt_error(LT_FAIL, "out of memory");
 	for (int i = 0; i < 2 && names[i]; i++) {
-		err = agg_open_pin(&fd, names[i], p->name);
-		if (!err) {
-			snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, names[i]);
+		snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, names[i]);
+		err = agg_open_pin(&fd, path, p->name);
+		if (!err)
 			err = agg_add(a, fd, path);
-		}
 		if (err) {
 			lt_agg_close(a);
 			return err;

@@ -38,23 +38,14 @@ bool lt_prog_is_tp_level(const char *prog)
 	return n > 3 && !strcmp(prog + n - 3, "_tp");
 }
 
-/* by type, built on the first call (threads racing write the same values): the decoder
- * asks once per record */
-static const struct lt_probe *by_type[LT_TYPE_MAX];
-static bool by_type_built;
-
 const struct lt_probe *lt_probe_by_type(unsigned int type)
 {
 	if (type == LT_TYPE_LOST)
 		return &lt_lost_record;
-	if (!__atomic_load_n(&by_type_built, __ATOMIC_ACQUIRE)) {
-		for (size_t i = 0; i < lt_nprobes; i++)
-			if (lt_probes[i].type && lt_probes[i].type < LT_TYPE_MAX &&
-			    !by_type[lt_probes[i].type])
-				by_type[lt_probes[i].type] = &lt_probes[i];
-		__atomic_store_n(&by_type_built, true, __ATOMIC_RELEASE);
-	}
-	return type < LT_TYPE_MAX ? by_type[type] : NULL;
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].type && lt_probes[i].type == type)
+			return &lt_probes[i];
+	return NULL;
 }
 
 const struct lt_probe *lt_probe_by_id(unsigned int id)
@@ -116,12 +107,14 @@ static inline int64_t get_int(const unsigned char *r, const struct lt_field *f)
 	return (int64_t)v;
 }
 
+static inline char *put_int_w(char *o, const struct lt_field *f, int64_t v)
+{
+	return f->sgn ? lt_w_s64(o, v) : lt_w_u64(o, (uint64_t)v);
+}
+
 static inline void put_int(struct lt_buf *b, const struct lt_field *f, int64_t v)
 {
-	if (f->sgn)
-		lt_put_s64(b, v);
-	else
-		lt_put_u64(b, (uint64_t)v);
+	b->len = put_int_w(b->p + b->len, f, v) - b->p;
 }
 
 /* bytes of a string or argv member: the array, or less when its length member says so */
@@ -179,11 +172,6 @@ static inline char *put_bool_w(char *o, bool v)
 {
 	memcpy(o, v ? "true" : "false", v ? 4 : 5);
 	return o + (v ? 4 : 5);
-}
-
-static inline char *put_int_w(char *o, const struct lt_field *f, int64_t v)
-{
-	return f->sgn ? lt_w_s64(o, v) : lt_w_u64(o, (uint64_t)v);
 }
 
 /*

@@ -61,7 +61,7 @@ struct {
 	__type(value, struct lt_blame_val);
 } lt_drop_cg __weak SEC(".maps");
 
-/* when a record last woke the consumer because the ring was empty (lt_wake_flags) */
+/* when a record last woke the consumer because the ring was empty (lt_wake_on) */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

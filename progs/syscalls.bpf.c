@@ -15,8 +15,8 @@
 
 const volatile __u8 lt_cfg_sys_per_pid = 0;
 
-/* the syscall a thread is in: its entry time and number (the number at exit
- * is -1 after rt_sigreturn, which restores registers) */
+/* the syscall a thread is in: its entry time and number (the exit of some
+ * rt_sigreturn calls reports no number, -1: seen in a shell's SIGCHLD handler) */
 struct lt_sys_entry {
 	__u64 start_ns;
 	__u32 nr;
