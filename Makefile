@@ -36,7 +36,7 @@ BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/histfmt.c \
 	loader/prom.c loader/sym.c loader/symtab.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
 	loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c \
-	loader/ident.c
+	loader/ident.c loader/cfi.c loader/unwind.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
@@ -48,9 +48,11 @@ CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/to
 LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-# programs the profile/alloc tests observe: frame pointers everywhere (-O0)
+# programs the profile/alloc tests observe: frame pointers everywhere (-O0), except nofp and
+# its libraries (unwind.bats); tests/workloads/lib*.c are libraries, not programs
 WORKLOAD_BINS := $(patsubst tests/workloads/%.c,$(BUILD)/tests/workloads/%,\
-	$(wildcard tests/workloads/*.c)) $(BUILD)/tests/workloads/allocs-static
+	$(filter-out tests/workloads/lib%.c,$(wildcard tests/workloads/*.c))) \
+	$(BUILD)/tests/workloads/allocs-static $(BUILD)/tests/workloads/libnofpdl.so
 # sanitizers (make test-asan, make fuzz): clang, own build directories
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all
 SAN_CFLAGS := -O1 -g -fno-omit-frame-pointer $(SAN_FLAGS)
@@ -176,6 +178,20 @@ $(BUILD)/lowtrace: $(LOADER_OBJS)
 $(BUILD)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
 	$(CC) -O0 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -o $@ $<
+
+# no frame pointers, optimized: only .eh_frame (gcc's default) unwinds these; -g for gdb
+NOFP_CFLAGS := -O2 -fomit-frame-pointer -g -Wall -Wextra -Werror
+
+# the library found next to the program wherever it runs ($ORIGIN)
+$(BUILD)/tests/workloads/nofp: tests/workloads/nofp.c $(BUILD)/tests/workloads/libnofp.so
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -o $@ $< -L$(@D) -lnofp -Wl,-rpath,'$$ORIGIN'
+
+# the same library twice: libnofp.so linked in, libnofpdl.so for dlopen alone (nofp dlopen)
+$(BUILD)/tests/workloads/libnofp.so $(BUILD)/tests/workloads/libnofpdl.so: \
+		tests/workloads/libnofp.c
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_CFLAGS) -fPIC -shared -Wl,-soname,$(@F) -o $@ $<
 
 # static and stripped: no malloc symbol to find (alloc's error test)
 $(BUILD)/tests/workloads/allocs-static: tests/workloads/allocs.c

@@ -57,7 +57,15 @@ enum lt_prof_ctr {
 	LT_PC_STACKS_FULL = 10, /* a stack lost: lt_stacks was full */
 	LT_PC_SEEN_FULL = 11, /* a new-process notice not sent: lt_prof_seen was full */
 	LT_PC_CD_FULL = 12, /* alloc: a thread's countdown could not be kept, the call unsampled */
-	LT_PC_SLOTS = 16,
+	/* user stacks walked with unwind tables (lt_unwind.h), and why walks stopped short */
+	LT_PC_UW_WALKS = 13, /* user stacks walked with the tables */
+	LT_PC_UW_NOPROC = 14, /* no tables for the process yet: frame pointers (bpf_get_stack) */
+	LT_PC_UW_EXPR = 15, /* stopped at a rule the rows cannot express (DWARF expression) */
+	LT_PC_UW_SIGNAL = 16, /* stopped at a signal frame */
+	LT_PC_UW_READ = 17, /* stopped: a stack read failed or went the wrong way */
+	LT_PC_UW_DEPTH = 18, /* cut at LT_STACK_DEPTH frames */
+	LT_PC_UW_FP = 19, /* frames stepped by frame pointer: code with no unwind rows (JIT, gaps) */
+	LT_PC_SLOTS = 24,
 };
 
 /* Key of lt_prof_seen: a process under one comm (a new comm after exec is a new key). */

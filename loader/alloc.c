@@ -31,11 +31,12 @@ struct alloc_opts {
 	enum fmt fmt;
 	const char *out;
 	uint64_t sample_bytes;
-	bool leaks;
+	bool leaks, no_unwind;
 };
 
 static const int alloc_keys[] = {
-	LT_O_PID, LT_O_DURATION, LT_O_FORMAT, LT_O_OUTPUT, LT_O_SAMPLE_BYTES, LT_O_LEAKS, 0
+	LT_O_PID,	  LT_O_DURATION, LT_O_FORMAT,	 LT_O_OUTPUT,
+	LT_O_SAMPLE_BYTES, LT_O_LEAKS,   LT_O_NO_UNWIND, 0
 };
 
 static int alloc_opt(void *ctx, int key, const char *arg, uint64_t num)
@@ -69,6 +70,9 @@ static int alloc_opt(void *ctx, int key, const char *arg, uint64_t num)
 		break;
 	case LT_O_LEAKS:
 		o->leaks = true;
+		break;
+	case LT_O_NO_UNWIND:
+		o->no_unwind = true;
 		break;
 	}
 	return LT_OK;
@@ -410,6 +414,7 @@ int cmd_alloc(int argc, char **argv)
 	struct lt_vec sites = { .elem = sizeof(struct site) };
 	struct lt_suite *suite = NULL;
 	struct lt_syms *sy = NULL;
+	struct lt_prof_uw uw = {};
 	char comm[64], path[AL_NFUNCS][PATH_MAX], attached[512] = "";
 	uint64_t off[AL_NFUNCS], t0, t0_real, dur;
 	bool found[AL_NFUNCS] = {}, exited = false, kthread;
@@ -479,7 +484,11 @@ int cmd_alloc(int argc, char **argv)
 		goto out;
 	lt_suite_set_stacks(suite, STACK_ENTRIES);
 	lt_suite_set_alloc(suite, o.sample_bytes, ival, o.leaks);
+	lt_prof_uw_size(&uw, suite, sy, o.pid, o.no_unwind);
 	ret = lt_suite_load(suite);
+	if (ret)
+		goto out;
+	ret = lt_prof_uw_start(&uw);
 	if (ret)
 		goto out;
 	for (size_t i = 0; i < AL_NFUNCS; i++) {
@@ -512,7 +521,7 @@ int cmd_alloc(int argc, char **argv)
 			(unsigned long long)o.sample_bytes);
 	else
 		fprintf(stderr, "recording every allocation\n");
-	ret = lt_prof_run(NULL, sy, o.duration_s, pidfd, &exited);
+	ret = lt_prof_run(NULL, sy, &uw, o.duration_s, pidfd, &exited);
 	dur = lt_now_ns(CLOCK_MONOTONIC) - t0;
 	lt_suite_detach(suite);
 	if (ret)
@@ -566,12 +575,14 @@ int cmd_alloc(int argc, char **argv)
 		dur / 1e9, sites.n);
 	lt_prof_print_losses(stderr, &ctr);
 	fprintf(stderr, "\n");
+	lt_prof_uw_print(stderr, &uw, &ctr);
 	ret = LT_OK;
 out:
 	if (out.b.p)
 		ret = lt_pout_close(&out, ret == LT_OK) ?: ret;
 	free(sites.p);
 	lt_suite_free(suite);
+	lt_prof_uw_free(&uw);
 	lt_syms_free(sy);
 	if (pidfd >= 0)
 		close(pidfd);

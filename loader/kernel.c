@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -27,6 +28,7 @@
 #include <bpf/libbpf.h>
 
 #include "kernel_int.h"
+#include "lt_unwind.h"
 #include "lowtrace.h"
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
@@ -368,7 +370,7 @@ static int pin_all(struct lt_suite *s, const char *dir)
 static int set_autocreate(struct bpf_object *obj, uint64_t probes)
 {
 	for (size_t i = 0; i < lt_nprobes; i++) {
-		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].own[k]; k++) {
+		for (int k = 0; k < LT_PROBE_OWN && lt_probes[i].own[k]; k++) {
 			struct bpf_map *m = bpf_object__find_map_by_name(obj, lt_probes[i].own[k]);
 			bool used = false;
 
@@ -377,7 +379,7 @@ static int set_autocreate(struct bpf_object *obj, uint64_t probes)
 						lt_probes[i].own[k]);
 			/* a map shared by several probes: created if any of them is loaded */
 			for (size_t j = 0; j < lt_nprobes && !used; j++)
-				for (int n = 0; n < LT_PROBE_PROGS && lt_probes[j].own[n]; n++)
+				for (int n = 0; n < LT_PROBE_OWN && lt_probes[j].own[n]; n++)
 					if (((probes >> j) & 1) &&
 					    !strcmp(lt_probes[j].own[n], lt_probes[i].own[k]))
 						used = true;
@@ -507,7 +509,7 @@ static int open_cgroup(const char *path, uint64_t *id)
 /* Does probe i keep state in socket storage? */
 static bool probe_has_sk_storage(struct bpf_object *obj, size_t i)
 {
-	for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].own[k]; k++) {
+	for (int k = 0; k < LT_PROBE_OWN && lt_probes[i].own[k]; k++) {
 		struct bpf_map *m = bpf_object__find_map_by_name(obj, lt_probes[i].own[k]);
 
 		if (m && bpf_map__type(m) == BPF_MAP_TYPE_SK_STORAGE)
@@ -666,6 +668,43 @@ void lt_suite_set_stacks(struct lt_suite *s, uint32_t entries)
 {
 	if (entries)
 		bpf_map__set_max_entries(s->skel->maps.lt_stacks, entries);
+}
+
+void lt_suite_set_unwind(struct lt_suite *s, uint32_t rows, uint32_t procs)
+{
+	if (!rows || !procs)
+		return;
+	bpf_map__set_max_entries(s->skel->maps.lt_uw_rows, rows);
+	bpf_map__set_max_entries(s->skel->maps.lt_uw_procs, procs);
+	s->skel->rodata->lt_cfg_unwind = true;
+}
+
+struct lt_uw_row *lt_suite_unwind_rows(struct lt_suite *s, uint32_t *cap)
+{
+	struct bpf_map *m = s->skel->maps.lt_uw_rows;
+	size_t len = (size_t)bpf_map__max_entries(m) * sizeof(struct lt_uw_row);
+	void *p;
+
+	if (!s->uw_rows) {
+		/* the kernel maps whole pages of an mmapable array */
+		len = (len + 4095) & ~(size_t)4095;
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		s->uw_rows = p;
+		s->uw_len = len;
+	}
+	*cap = bpf_map__max_entries(m);
+	return s->uw_rows;
+}
+
+int lt_suite_unwind_proc(struct lt_suite *s, uint32_t tgid, const struct lt_uw_proc *p)
+{
+	int fd = bpf_map__fd(s->skel->maps.lt_uw_procs);
+
+	if (!p)
+		return bpf_map_delete_elem(fd, &tgid) ? -errno : 0;
+	return bpf_map_update_elem(fd, &tgid, p, BPF_ANY) ? -errno : 0;
 }
 
 void lt_suite_set_alloc(struct lt_suite *s, uint64_t mean, const uint64_t *ival, bool leaks)
@@ -918,6 +957,8 @@ void lt_suite_free(struct lt_suite *s)
 	if (!s)
 		return;
 	lt_suite_detach(s);
+	if (s->uw_rows)
+		munmap(s->uw_rows, s->uw_len);
 	lowtrace__destroy(s->skel);
 	if (s->cg_fd >= 0)
 		close(s->cg_fd);

@@ -59,6 +59,13 @@ void lt_suite_set_stacks(struct lt_suite *s, uint32_t entries);
  * freed (without, their preallocated tables shrink to one entry).
  */
 void lt_suite_set_alloc(struct lt_suite *s, uint64_t mean, const uint64_t *ival, bool leaks);
+/* Before load: room for unwind rows and processes (lt_unwind.h); 0: user stacks by frame pointer */
+void lt_suite_set_unwind(struct lt_suite *s, uint32_t rows, uint32_t procs);
+/* After load: lt_uw_rows mapped writable, *cap rows; NULL and errno */
+struct lt_uw_row *lt_suite_unwind_rows(struct lt_suite *s, uint32_t *cap);
+/* Set (p NULL: remove) the unwind view of a process. 0 or -errno */
+struct lt_uw_proc;
+int lt_suite_unwind_proc(struct lt_suite *s, uint32_t tgid, const struct lt_uw_proc *p);
 int lt_suite_load(struct lt_suite *s);
 /* open and load with the object's defaults; *out only on success */
 int lt_load(const struct lt_load_opts *o, struct lt_suite **out);

@@ -27,6 +27,8 @@ struct lt_suite {
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;
+	void *uw_rows; /* lt_uw_rows mapped (lt_suite_unwind_rows), uw_len bytes */
+	size_t uw_len;
 };
 
 #endif

@@ -677,8 +677,8 @@ int lt_maps_open(struct lt_maps **out, const bool loaded[LT_PROBE_SLOTS])
 
 		if (!loaded[p->id])
 			continue;
-		for (int k = 0; k <= LT_PROBE_PROGS && !err; k++) {
-			const char *name = k < LT_PROBE_PROGS ? p->own[k] : p->map;
+		for (int k = 0; k <= LT_PROBE_OWN && !err; k++) {
+			const char *name = k < LT_PROBE_OWN ? p->own[k] : p->map;
 			int fd;
 
 			if (!name)

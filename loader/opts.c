@@ -72,6 +72,7 @@ static const struct opt_desc descs[] = {
 	OPT("output", LT_O_OUTPUT, STR),
 	OPT_NUM("sample-bytes", LT_O_SAMPLE_BYTES, 1ull << 30, true, ZERO_AT_LEAST_1),
 	OPT("leaks", LT_O_LEAKS, FLAG),
+	OPT("no-unwind", LT_O_NO_UNWIND, FLAG),
 	OPT("config", LT_O_CONFIG, STR),
 	OPT_NUM("rotate-size", LT_O_ROTATE_SIZE, 1ull << 40, true, ZERO_AT_LEAST_1),
 	OPT_NUM("rotate-keep", LT_O_ROTATE_KEEP, 1000, false, ZERO_AT_LEAST_1),

@@ -56,6 +56,7 @@ enum lt_opt_key {
 	LT_O_IDENT_CAP,
 	LT_O_RATE_LIMIT,
 	LT_O_NO_SHED,
+	LT_O_NO_UNWIND,
 };
 
 /*

@@ -486,7 +486,8 @@ const struct lt_probe lt_probes[] = {
 	  .id = LT_PROBE_PROFILE,
 	  .type = LT_TYPE_TASK, /* new processes, for their mappings */
 	  .rec_size = sizeof(struct lt_task),
-	  .own = { "lt_stacks", "lt_stack_buf", "lt_prof_err", "lt_prof_seen", "lt_prof" },
+	  .own = { "lt_stacks", "lt_stack_buf", "lt_prof_err", "lt_prof_seen", "lt_prof",
+		   "lt_uw_rows", "lt_uw_procs", "lt_uw_st" },
 	  .cmd = "profile",
 	  .fields =
 		  (const struct lt_field[]){
@@ -498,7 +499,7 @@ const struct lt_probe lt_probes[] = {
 	  .progs = { "lt_prof_off" },
 	  .id = LT_PROBE_OFFCPU,
 	  .own = { "lt_stacks", "lt_stack_buf", "lt_prof_err", "lt_prof_seen", "lt_prof",
-		   "lt_off_start" },
+		   "lt_off_start", "lt_uw_rows", "lt_uw_procs", "lt_uw_st" },
 	  .cmd = "profile --off-cpu",
 	  .about = "time blocked, with the blocking stacks (tp_btf)" },
 	{ .name = "alloc",
@@ -506,7 +507,7 @@ const struct lt_probe lt_probes[] = {
 		     "lt_al_pmalign", "lt_al_ret", "lt_al_free" },
 	  .id = LT_PROBE_ALLOC,
 	  .own = { "lt_stacks", "lt_stack_buf", "lt_prof_err", "lt_al_cd", "lt_al_sites",
-		   "lt_al_pend", "lt_al_live" },
+		   "lt_al_pend", "lt_al_live", "lt_uw_rows", "lt_uw_procs", "lt_uw_st" },
 	  .cmd = "alloc",
 	  .about = "sampled allocations of one process (uprobes)" },
 };

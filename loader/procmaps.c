@@ -176,7 +176,7 @@ static struct lt_file *file_new(struct lt_syms *s, const char *path, struct lt_e
 	return f;
 }
 
-static struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m)
+struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m)
 {
 	char open_path[PATH_BUF];
 	struct ident id = { makedev(m->maj, m->min), m->ino, 0, 0 };
@@ -211,7 +211,7 @@ static struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct ma
 }
 
 /* [vdso]: the same image in every 64-bit process, so read our own */
-static struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len)
+struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len)
 {
 	const Elf64_Ehdr *eh;
 	struct lt_elf *e;

@@ -25,7 +25,7 @@ struct prof_opts {
 	uint32_t pid;
 	const char *cgroup;
 	uint64_t duration_s;
-	bool off_cpu;
+	bool off_cpu, no_unwind;
 	enum fmt fmt;
 	const char *out;
 };
@@ -55,6 +55,7 @@ static bool is_entry_frame(const struct lt_frame *f)
 
 struct ringctx {
 	struct lt_syms *sy;
+	struct lt_prof_uw *uw;
 	struct lt_rec rec;
 	struct lt_decode_stats ds;
 	uint64_t snapshots_failed;
@@ -71,6 +72,7 @@ static int on_task(void *ctx, void *data, size_t size)
 	lt_comm_str(comm, ((const struct lt_task *)&rc->rec)->comm);
 	if (lt_syms_snapshot(rc->sy, rc->rec.hdr.pid, comm))
 		rc->snapshots_failed++;
+	lt_prof_uw_add(rc->uw, rc->rec.hdr.pid);
 	return 0;
 }
 
@@ -87,8 +89,9 @@ static unsigned int max_freq(void)
 	return v;
 }
 
-static const int prof_keys[] = { LT_O_FREQ,    LT_O_PID,    LT_O_CGROUP, LT_O_DURATION,
-				 LT_O_OFF_CPU, LT_O_FORMAT, LT_O_OUTPUT, 0 };
+static const int prof_keys[] = { LT_O_FREQ,   LT_O_PID,    LT_O_CGROUP, LT_O_DURATION,
+				 LT_O_OFF_CPU, LT_O_FORMAT, LT_O_OUTPUT, LT_O_NO_UNWIND,
+				 0 };
 
 static int prof_opt(void *ctx, int key, const char *arg, uint64_t num)
 {
@@ -116,6 +119,9 @@ static int prof_opt(void *ctx, int key, const char *arg, uint64_t num)
 		break;
 	case LT_O_OFF_CPU:
 		o->off_cpu = true;
+		break;
+	case LT_O_NO_UNWIND:
+		o->no_unwind = true;
 		break;
 	case LT_O_FORMAT:
 		if (!strcmp(arg, "folded"))
@@ -302,6 +308,7 @@ int cmd_profile(int argc, char **argv)
 	struct lt_load_opts lo = { .ringbuf_size = 256 * 1024 };
 	struct prof_out po = { .first = true };
 	struct ringctx rc = {};
+	struct lt_prof_uw uw = {};
 	struct lt_prof_counts ctr;
 	struct lt_vec ents = { .elem = sizeof(struct pent) };
 	struct lt_suite *suite = NULL;
@@ -341,7 +348,12 @@ int cmd_profile(int argc, char **argv)
 	if (ret)
 		goto out;
 	lt_suite_set_stacks(suite, STACK_ENTRIES);
+	lt_prof_uw_size(&uw, suite, rc.sy, o.pid, o.no_unwind);
+	rc.uw = &uw;
 	ret = lt_suite_load(suite);
+	if (ret)
+		goto out;
+	ret = lt_prof_uw_start(&uw);
 	if (ret)
 		goto out;
 	if (!o.off_cpu) {
@@ -367,7 +379,7 @@ int cmd_profile(int argc, char **argv)
 	else
 		fprintf(stderr, "lowtrace: profile: on-CPU, %s at %u Hz; ", event, o.freq);
 	fprintf(stderr, "%s\n", o.duration_s ? "running" : "Ctrl-C to stop");
-	ret = lt_prof_run(ring, rc.sy, o.duration_s, pidfd, &exited);
+	ret = lt_prof_run(ring, rc.sy, &uw, o.duration_s, pidfd, &exited);
 	dur = lt_now_ns(CLOCK_MONOTONIC) - t0;
 	/* stop counting, then read what is left of the ring (late new processes) */
 	lt_suite_detach(suite);
@@ -487,8 +499,9 @@ int cmd_profile(int argc, char **argv)
 	fprintf(stderr, "lowtrace: profile: %llu %s in %.1f s, %zu stacks; lost: ",
 		(unsigned long long)total, o.off_cpu ? "blocks" : "samples", dur / 1e9, ents.n);
 	lt_prof_print_losses(stderr, &ctr);
-	fprintf(stderr, "; user stacks cut short (no frame pointers?): %llu of %llu\n",
-		(unsigned long long)trunc, (unsigned long long)with_user);
+	fprintf(stderr, "; user stacks cut short: %llu of %llu\n", (unsigned long long)trunc,
+		(unsigned long long)with_user);
+	lt_prof_uw_print(stderr, &uw, &ctr);
 	ret = LT_OK;
 out:
 	if (po.o.b.p)
@@ -500,6 +513,7 @@ out:
 	lt_pprof_free(po.pp);
 	lt_ring_free(ring);
 	lt_suite_free(suite);
+	lt_prof_uw_free(&uw);
 	lt_syms_free(rc.sy);
 	if (pidfd >= 0)
 		close(pidfd);

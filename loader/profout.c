@@ -3,6 +3,7 @@
  * The parts of lowtrace profile and lowtrace alloc that are the same: the output file, folded
  * frames, stack symbolization, the run loop and the loss counters.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 
 #include "grow.h"
 #include "lowtrace.h"
+#include "lt_unwind.h"
 #include "opts.h"
 #include "profout.h"
 
@@ -236,8 +238,8 @@ static bool pid_exited(int pidfd)
 	return pidfd == -2 || (pidfd >= 0 && poll(&p, 1, 0) == 1);
 }
 
-int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd,
-		bool *exited)
+int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, struct lt_prof_uw *uw,
+		uint64_t duration_s, int pidfd, bool *exited)
 {
 	uint64_t end = duration_s ? lt_now_ns(CLOCK_MONOTONIC) + duration_s * 1000000000ull : 0;
 
@@ -252,6 +254,7 @@ int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, i
 			break;
 		}
 		lt_syms_tick(sy);
+		lt_prof_uw_tick(uw);
 		if (!ring) {
 			usleep(100000);
 			continue;
@@ -323,4 +326,191 @@ void lt_prof_print_losses(FILE *f, const struct lt_prof_counts *c)
 			(unsigned long long)c->c[i]);
 		any = true;
 	}
+}
+
+/* ---- unwind tables ---- */
+
+/* rows of headroom past what the processes map at the start (dlopen, new processes) */
+#define UW_SPARE_ROWS (64u * 1024)
+#define UW_PROCS_PID 64 /* -p: the process, and room for pid reuse */
+#define UW_PROCS_ALL 4096
+#define UW_REFRESH_NS 200000000ull
+
+static uint64_t maps_hash(uint32_t tgid)
+{
+	char path[64], buf[4096];
+	uint64_t h = 0xcbf29ce484222325ull;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ (uint8_t)buf[i]) * 0x100000001b3ull;
+	close(fd);
+	return n < 0 ? 0 : h;
+}
+
+static bool is_pid_dir(const char *name, uint32_t *pid)
+{
+	char *end;
+	unsigned long v = strtoul(name, &end, 10);
+
+	if (!*name || *end || !v || v > UINT32_MAX)
+		return false;
+	*pid = (uint32_t)v;
+	return true;
+}
+
+void lt_prof_uw_size(struct lt_prof_uw *u, struct lt_suite *s, struct lt_syms *sy, uint32_t pid,
+		     bool off)
+{
+	uint64_t need = 0, rows;
+	struct dirent *d;
+	uint32_t p;
+	DIR *dir;
+
+	memset(u, 0, sizeof(*u));
+	u->suite = s;
+	u->sy = sy;
+	u->pid = pid;
+	if (off)
+		return;
+	if (pid) {
+		need = lt_syms_unwind_need(sy, &u->t, pid);
+		u->procs = UW_PROCS_PID;
+	} else {
+		/* every file mapped now is built once: samples of running processes unwind at once */
+		dir = opendir("/proc");
+		while (dir && (d = readdir(dir)))
+			if (is_pid_dir(d->d_name, &p) && p != (uint32_t)getpid())
+				need += lt_syms_unwind_need(sy, &u->t, p);
+		if (dir)
+			closedir(dir);
+		u->procs = UW_PROCS_ALL;
+	}
+	rows = need + need / 2 + UW_SPARE_ROWS;
+	if (rows > (1u << 26)) /* the walker's search covers 2^26 rows */
+		rows = 1u << 26;
+	lt_suite_set_unwind(s, (uint32_t)rows, (uint32_t)u->procs);
+	u->on = true;
+}
+
+static void uw_push(struct lt_prof_uw *u, uint32_t tgid, struct lt_uw_track *tr)
+{
+	static struct lt_uw_proc view;
+	uint64_t h = maps_hash(tgid);
+
+	if (tr && tr->maps_hash == h)
+		return;
+	if (lt_syms_unwind(u->sy, &u->t, tgid, &view))
+		return;
+	if (lt_suite_unwind_proc(u->suite, tgid, &view)) {
+		u->proc_full++;
+		return;
+	}
+	u->pushes++;
+	if (!tr) {
+		if (lt_grow((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)))
+			return;
+		tr = &u->v[u->n++];
+		tr->tgid = tgid;
+	}
+	tr->maps_hash = h;
+}
+
+int lt_prof_uw_start(struct lt_prof_uw *u)
+{
+	struct dirent *d;
+	uint32_t p;
+	DIR *dir;
+
+	if (!u->on)
+		return LT_OK;
+	u->t.rows = lt_suite_unwind_rows(u->suite, &u->t.cap);
+	if (!u->t.rows)
+		return lt_error(LT_FAIL, "cannot map the unwind table: %s", strerror(errno));
+	if (u->pid)
+		lt_prof_uw_add(u, u->pid);
+	if (u->procs == UW_PROCS_ALL) {
+		dir = opendir("/proc");
+		while (dir && (d = readdir(dir)) && u->n < u->procs)
+			if (is_pid_dir(d->d_name, &p) && p != (uint32_t)getpid())
+				lt_prof_uw_add(u, p);
+		if (dir)
+			closedir(dir);
+	}
+	u->next_ns = lt_now_ns(CLOCK_MONOTONIC) + UW_REFRESH_NS;
+	return LT_OK;
+}
+
+void lt_prof_uw_add(struct lt_prof_uw *u, uint32_t tgid)
+{
+	if (!u || !u->on)
+		return;
+	for (size_t i = 0; i < u->n; i++)
+		if (u->v[i].tgid == tgid) {
+			uw_push(u, tgid, &u->v[i]); /* exec'd: a new comm, new mappings */
+			return;
+		}
+	uw_push(u, tgid, NULL);
+}
+
+void lt_prof_uw_tick(struct lt_prof_uw *u)
+{
+	uint64_t now;
+
+	if (!u || !u->on)
+		return;
+	now = lt_now_ns(CLOCK_MONOTONIC);
+	if (now < u->next_ns)
+		return;
+	u->next_ns = now + UW_REFRESH_NS;
+	for (size_t i = 0; i < u->n;) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "/proc/%u", u->v[i].tgid);
+		if (access(path, F_OK)) {
+			/* gone: its entry is free for the next process */
+			lt_suite_unwind_proc(u->suite, u->v[i].tgid, NULL);
+			u->v[i] = u->v[--u->n];
+			u->gone++;
+			continue;
+		}
+		uw_push(u, u->v[i].tgid, &u->v[i]);
+		i++;
+	}
+}
+
+void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const struct lt_prof_counts *c)
+{
+	const struct lt_uw_table *t = &u->t;
+
+	if (!u->on) {
+		fprintf(f, "lowtrace: unwind: off (frame pointers only)\n");
+		return;
+	}
+	fprintf(f,
+		"lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in "
+		"%.0f ms; walks=%llu no_tables=%llu stopped_expression=%llu stopped_signal=%llu "
+		"stopped_read=%llu cut_at_depth=%llu frame_pointer_steps=%llu files_without_cfi=%llu "
+		"files_not_fitting=%llu mappings_over=%llu processes_not_fitting=%llu\n",
+		(unsigned long long)t->files, t->used, t->used * 8.0 / (1 << 20),
+		t->text_bytes / (double)(1 << 20), t->build_ns / 1e6,
+		(unsigned long long)c->c[LT_PC_UW_WALKS], (unsigned long long)c->c[LT_PC_UW_NOPROC],
+		(unsigned long long)c->c[LT_PC_UW_EXPR], (unsigned long long)c->c[LT_PC_UW_SIGNAL],
+		(unsigned long long)c->c[LT_PC_UW_READ], (unsigned long long)c->c[LT_PC_UW_DEPTH],
+		(unsigned long long)c->c[LT_PC_UW_FP], (unsigned long long)t->files_no_cfi,
+		(unsigned long long)t->files_full, (unsigned long long)t->maps_over,
+		(unsigned long long)u->proc_full);
+}
+
+void lt_prof_uw_free(struct lt_prof_uw *u)
+{
+	free(u->v);
+	u->v = NULL;
+	u->n = u->cap = 0;
 }

@@ -62,13 +62,53 @@ const char *lt_frame_str(const struct lt_frame *f, char *buf, size_t len);
 /* comm of a key (LT_COMM_LEN bytes, maybe without NUL) into dst[LT_COMM_LEN + 1] */
 void lt_comm_str(char *dst, const char *comm);
 
+struct lt_prof_counts {
+	uint64_t c[LT_PC_SLOTS];
+};
+
+/* ---- user stacks by unwind tables (lt_unwind.h) ---- */
+
+/* the processes whose unwind views are in the kernel, re-read when their mappings change */
+struct lt_uw_track {
+	uint32_t tgid;
+	uint64_t maps_hash; /* of /proc/TGID/maps as last pushed */
+};
+
+struct lt_prof_uw {
+	struct lt_suite *suite;
+	struct lt_syms *sy;
+	struct lt_uw_table t;
+	struct lt_uw_track *v;
+	size_t n, cap, procs; /* procs: room in lt_uw_procs */
+	uint64_t next_ns; /* next refresh */
+	uint64_t pushes, proc_full, gone;
+	uint32_t pid; /* -p, pushed at the start */
+	bool on;
+};
+
+/*
+ * Before load: size the tables for process pid (0: the whole machine, every live process) and
+ * turn the walker on, unless off (--no-unwind). The files' rows are built now.
+ */
+void lt_prof_uw_size(struct lt_prof_uw *u, struct lt_suite *s, struct lt_syms *sy, uint32_t pid,
+		     bool off);
+/* After load: map the rows, push the views sized for; an exit code */
+int lt_prof_uw_start(struct lt_prof_uw *u);
+/* A process to unwind (a new-process notice): its view now */
+void lt_prof_uw_add(struct lt_prof_uw *u, uint32_t tgid);
+/* Re-read the mappings of the tracked processes that changed (dlopen), drop the gone ones */
+void lt_prof_uw_tick(struct lt_prof_uw *u);
+/* "unwind: ..." for the summary on stderr; nothing when off */
+void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const struct lt_prof_counts *c);
+void lt_prof_uw_free(struct lt_prof_uw *u);
+
 /* ---- the run ---- */
 
 /* A pidfd of the process, -1 without --pid; -2 when it is already gone. */
 int lt_pidfd_of(uint32_t pid);
 /* Runs until --duration, a signal or the end of process --pid. *exited: the latter. */
-int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, uint64_t duration_s, int pidfd,
-		bool *exited);
+int lt_prof_run(struct lt_ring *ring, struct lt_syms *sy, struct lt_prof_uw *uw,
+		uint64_t duration_s, int pidfd, bool *exited);
 /* --pid exists: its comm into comm[len], else the usage error */
 int lt_check_pid(uint32_t pid, char *comm, size_t len);
 
@@ -80,10 +120,6 @@ struct lt_vec {
 };
 
 void *lt_vec_push(struct lt_vec *v);
-
-struct lt_prof_counts {
-	uint64_t c[LT_PC_SLOTS];
-};
 
 extern const char *const lt_prof_ctr_names[LT_PC_SLOTS];
 void lt_prof_read_counts(struct lt_suite *s, struct lt_prof_counts *c);

@@ -89,6 +89,8 @@ struct lt_prom {
 
 /* Most BPF programs one probe attaches. */
 #define LT_PROBE_PROGS 8
+/* Most maps one probe owns. */
+#define LT_PROBE_OWN 12
 
 /* One row per probe: everything the loader needs to know about it. */
 struct lt_probe {
@@ -107,7 +109,7 @@ struct lt_probe {
 	 * array; by number and process in a hash with load --per-pid; the other one is empty) */
 	const char *map2;
 	/* maps only its programs use: created only when it is loaded */
-	const char *own[LT_PROBE_PROGS];
+	const char *own[LT_PROBE_OWN];
 	/* loaded on demand by this command (profile, alloc), never by `load` */
 	const char *cmd;
 	__u16 rec_size; /* sizeof its record */

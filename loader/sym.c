@@ -49,6 +49,7 @@ void lt_syms_free(struct lt_syms *s)
 		free(e->build_id);
 		free(e->loads);
 		free(e->image);
+		free(e->uw_rows);
 		symtab_free(&e->syms);
 		free(e);
 	}

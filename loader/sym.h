@@ -75,6 +75,35 @@ void lt_syms_user(struct lt_syms *s, uint32_t tgid, const char *comm, uint64_t a
  */
 size_t lt_frame_name(const struct lt_frame *f, char *buf, size_t len);
 
+/*
+ * Unwind tables (unwind.c, lt_unwind.h): rows compiled from each mapped file's CFI once per
+ * build-id and placed into one table the caller provides (the BPF array, mmapped), by a bump
+ * allocator: a file that does not fit gets no rows (frame pointers) and is counted.
+ */
+struct lt_uw_table {
+	struct lt_uw_row *rows;
+	uint32_t cap, used;
+	uint64_t files; /* files with rows placed */
+	uint64_t files_no_cfi; /* files with no usable CFI (no .eh_frame, unreadable): frame pointers */
+	uint64_t files_full; /* files that did not fit in the table */
+	uint64_t text_bytes; /* executable bytes of the files with rows */
+	uint64_t build_ns; /* time spent reading CFI and compiling rows */
+	uint64_t maps_over; /* executable mappings past LT_UW_MAPS in a process: frame pointers */
+	uint64_t cfi_bad; /* malformed CFI entries skipped */
+};
+
+/*
+ * The unwind view of live process tgid now: its executable file mappings (and [vdso]) in address
+ * order, each with its file's rows. 0, or -ESRCH (gone), -errno.
+ */
+struct lt_uw_proc;
+int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, struct lt_uw_proc *out);
+/*
+ * Rows the files mapped by tgid need, counting each file once across calls: to size the table
+ * before it exists. The rows are built now and kept for lt_syms_unwind.
+ */
+uint64_t lt_syms_unwind_need(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid);
+
 /* Counters for tests: ELF symbol tables parsed, /proc/PID/maps reads, kallsyms reads. */
 struct lt_syms_stats {
 	uint64_t elf_parsed, snapshots, kallsyms_loads;

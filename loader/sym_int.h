@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lt_unwind.h"
 #include "sym.h"
 
 #define COMM_LEN 16
@@ -89,6 +90,10 @@ struct lt_elf {
 	void *image; /* the vdso: a copy of our own */
 	size_t image_len;
 	bool parsed;
+	/* unwind rows (unwind.c): built once, placed at uw_first of the table; none: uw_count 0 */
+	bool uw_tried, uw_placed, uw_counted;
+	uint32_t uw_first, uw_count;
+	struct lt_uw_row *uw_rows; /* built, not yet placed (the table was full) */
 };
 
 struct lt_file {
@@ -197,6 +202,11 @@ struct ident {
  * in *id, or -1; never a device (opening one may have effects).
  */
 int map_file_path(uint32_t pid, const struct maps_line *m, char *buf, size_t len, struct ident *id);
+
+/* the cached file of a mapping (its ELF contents by build-id), opened now if new; NULL: none */
+struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m);
+/* the cached [vdso] image when it matches a mapping of map_len bytes, else NULL */
+struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len);
 
 /* ---- kernel (kallsyms.c) ---- */
 

@@ -5,6 +5,7 @@
 
 #include "lt_common.bpf.h"
 #include "lt_prof.h"
+#include "lt_unwind.h"
 
 #define EFAULT 14
 #define EEXIST 17
@@ -75,6 +76,106 @@ static __always_inline bool lt_stack_eq(const struct lt_stack *a, const struct l
 	return true;
 }
 
+/* ---- user stacks by unwind tables (lt_unwind.h) ---- */
+
+/* set by the loader when it fills the tables: walk user stacks with them */
+const volatile bool lt_cfg_unwind __weak = false;
+
+/* sized by the loader; one entry (unused) when the tables are off */
+/* mmapable: the loader writes rows by the megabyte */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct lt_uw_row);
+} lt_uw_rows __weak SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_uw_proc);
+} lt_uw_procs __weak SEC(".maps");
+
+/* the walk in progress: registers of the frame being unwound */
+struct lt_uw_state {
+	__u64 ip, sp, bp;
+	__u32 tgid, n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_uw_state);
+} lt_uw_st __weak SEC(".maps");
+
+/* lt_uw_step's answers: go on, or why the walk ended */
+enum {
+	LT_UW_GO = 0,
+	LT_UW_DONE, /* the outermost frame, or a zero return address */
+	LT_UW_STOP_NOPROC, /* no tables for this process */
+	LT_UW_STOP_EXPR,
+	LT_UW_STOP_SIGNAL,
+	LT_UW_STOP_READ,
+	LT_UW_STOP_DEPTH,
+};
+
+/*
+ * One frame (common.bpf.c): records the frame's ip in lt_stack_buf and moves lt_uw_st to its
+ * caller. A global function, so the verifier checks it once, not once per frame of the loop.
+ */
+extern int lt_uw_step(__u32 depth);
+
+/* x86_64 without KASAN: the user registers sit at the top of the 16 KiB task stack */
+#define LT_THREAD_SIZE (4096 << 2)
+
+/* Walk the current task's user stack into b; false: no tables for it (use frame pointers). */
+static __always_inline bool lt_uw_walk(struct lt_stack *b)
+{
+	static const __u32 zero;
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct lt_uw_state *s = bpf_map_lookup_elem(&lt_uw_st, &zero);
+	struct pt_regs *regs;
+	int r = LT_UW_DONE;
+	__u32 i;
+
+	if (!s)
+		return false;
+	s->tgid = bpf_get_current_pid_tgid() >> 32;
+	if (!bpf_map_lookup_elem(&lt_uw_procs, &s->tgid)) {
+		lt_prof_inc(LT_PC_UW_NOPROC);
+		return false;
+	}
+	/* where the kernel saved the user registers on entry, whatever interrupted the task */
+	regs = (struct pt_regs *)(BPF_CORE_READ(t, stack) + LT_THREAD_SIZE) - 1;
+	s->ip = BPF_CORE_READ(regs, ip);
+	s->sp = BPF_CORE_READ(regs, sp);
+	s->bp = BPF_CORE_READ(regs, bp);
+	s->n = 0;
+	for (i = 0; i <= LT_STACK_DEPTH; i++) {
+		r = lt_uw_step(i);
+		if (r != LT_UW_GO)
+			break;
+	}
+	s = bpf_map_lookup_elem(&lt_uw_st, &zero);
+	if (!s)
+		return false;
+	if (s->n < LT_STACK_DEPTH)
+		b->ip[s->n] = 0;
+	lt_prof_inc(LT_PC_UW_WALKS);
+	if (r == LT_UW_STOP_EXPR)
+		lt_prof_inc(LT_PC_UW_EXPR);
+	else if (r == LT_UW_STOP_SIGNAL)
+		lt_prof_inc(LT_PC_UW_SIGNAL);
+	else if (r == LT_UW_STOP_READ)
+		lt_prof_inc(LT_PC_UW_READ);
+	else if (r == LT_UW_STOP_DEPTH)
+		lt_prof_inc(LT_PC_UW_DEPTH);
+	return true;
+}
+
 /*
  * A stack id of the current task, or < 0 with the reason counted. -EFAULT
  * with no user memory (kernel threads) or no kernel frames (interrupted in
@@ -95,8 +196,11 @@ static __always_inline __s32 lt_stack_id(void *ctx, bool user)
 
 	if (!b)
 		return -EFAULT;
-	/* the kernel zeroes the buffer after the last frame */
-	len = bpf_get_stack(ctx, b->ip, sizeof(b->ip), user ? BPF_F_USER_STACK : 0);
+	if (user && lt_cfg_unwind && BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm) &&
+	    lt_uw_walk(b))
+		len = b->ip[0] ? 8 : 0;
+	else /* the kernel zeroes the buffer after the last frame */
+		len = bpf_get_stack(ctx, b->ip, sizeof(b->ip), user ? BPF_F_USER_STACK : 0);
 	if (len <= 0) {
 		if (len < 0 && len != -EFAULT)
 			lt_prof_inc(user ? LT_PC_USTACK_ERR : LT_PC_KSTACK_ERR);

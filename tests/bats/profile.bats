@@ -35,7 +35,7 @@ start_spin() {
 	# the summary counts what was lost; our frame-pointer workload is never cut short
 	[[ "$stderr" == *"samples in "* ]]
 	[[ "$stderr" == *"kernel_stack_collisions=0 user_stack_collisions=0"* ]]
-	[[ "$stderr" =~ cut\ short\ \(no\ frame\ pointers\?\):\ ([0-9]+)\ of ]]
+	[[ "$stderr" =~ cut\ short:\ ([0-9]+)\ of ]]
 	local total
 	total=$(awk '{ s += $NF } END { print s }' "$out")
 	echo "cut short: ${BASH_REMATCH[1]} of $total" >&3

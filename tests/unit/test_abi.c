@@ -12,6 +12,7 @@
 #include "lt_abi.h"
 #include "lt_hist.h"
 #include "lt_prof.h"
+#include "lt_unwind.h"
 #include "tap.h"
 
 struct member {
@@ -27,13 +28,14 @@ struct member {
 
 /* Every member of every shared struct, in declaration order: the lists in the headers. */
 static const struct member members[] = { LT_ABI_RECORDS(NONE_S, MEMBER) LT_ABI_HIST(NONE_S, MEMBER)
-						 LT_ABI_PROF(NONE_S, MEMBER) };
+						 LT_ABI_PROF(NONE_S, MEMBER)
+							 LT_ABI_UNWIND(NONE_S, MEMBER) };
 
 static const struct {
 	const char *name;
 	size_t size;
 } structs[] = { LT_ABI_RECORDS(STRUCT, NONE_M) LT_ABI_HIST(STRUCT, NONE_M)
-			LT_ABI_PROF(STRUCT, NONE_M) };
+			LT_ABI_PROF(STRUCT, NONE_M) LT_ABI_UNWIND(STRUCT, NONE_M) };
 
 int main(int argc, char **argv)
 {

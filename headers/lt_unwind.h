@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * User stacks without frame pointers: unwind rows compiled in userspace from a binary's CFI
+ * (.eh_frame, .debug_frame) and walked by the profiles' BPF programs.
+ *
+ * lt_uw_rows is one array of rows; each ELF file (shared by build-id across processes) owns a
+ * contiguous, sorted range of it. lt_uw_procs maps a process to its executable mappings, sorted
+ * by address, each with the row range of its file. A row covers the addresses from its pc to the
+ * next row's pc and says how to find the caller's frame there:
+ *   CFA = (rsp or rbp) + cfa_off; return address at CFA - 8; rbp saved at CFA + 8 * fp_off or
+ *   unchanged. Rows the compact form cannot express are marked so the walker stops and counts why.
+ * x86_64 first. arm64 would need the return address rule in the row too (x30 until the prologue
+ * saves it, then CFA + off): a 12-byte row, and the CFA base registers sp and x29.
+ */
+#ifndef LT_UNWIND_H
+#define LT_UNWIND_H
+
+#include "lt_abi.h"
+
+/* The CFA rule of a row (low 4 bits of lt_uw_row.kind). */
+enum lt_uw_cfa {
+	LT_UW_CFA_SP = 0, /* CFA = rsp + cfa_off */
+	LT_UW_CFA_FP = 1, /* CFA = rbp + cfa_off */
+	/* the PLT's DWARF expression: CFA = rsp + 8, and 8 more once ((ip & 15) >= 11) */
+	LT_UW_CFA_PLT = 2,
+	LT_UW_END = 3, /* return address undefined: the outermost frame, the stack is complete */
+	LT_UW_EXPR = 4, /* a DWARF expression or register rule the row cannot hold: the walk stops */
+	LT_UW_SIGNAL = 5, /* a signal frame (augmentation S): the walk stops */
+	LT_UW_NONE = 6, /* no FDE covers these addresses: a frame-pointer step */
+};
+#define LT_UW_CFA_MASK 0x0f
+#define LT_UW_FP_SAVED 0x10 /* kind flag: rbp is saved at CFA + 8 * fp_off (else unchanged) */
+
+struct lt_uw_row {
+	__u32 pc; /* first ELF virtual address the row covers */
+	__s16 cfa_off; /* bytes */
+	__u8 kind; /* enum lt_uw_cfa | LT_UW_FP_SAVED */
+	__s8 fp_off; /* in 8-byte words from the CFA */
+};
+
+/* executable mappings per process the walker knows; more are walked by frame pointers */
+#define LT_UW_MAPS 64
+
+struct lt_uw_map {
+	__u64 start, end; /* the mapping's addresses */
+	__u64 bias; /* address - bias = the file's ELF virtual address */
+	__u32 first; /* its file's rows in lt_uw_rows */
+	__u32 count; /* 0: no unwind info for this file (frame pointers) */
+};
+
+/* Value of lt_uw_procs (key: tgid). */
+struct lt_uw_proc {
+	__u32 n; /* mappings in m[], sorted by start, not overlapping */
+	__u32 _pad0;
+	struct lt_uw_map m[LT_UW_MAPS];
+};
+
+_Static_assert(sizeof(struct lt_uw_row) == 8, "lt_uw_row size");
+LT_ASSERT_OFF(struct lt_uw_row, kind, 6);
+_Static_assert(sizeof(struct lt_uw_map) == 32, "lt_uw_map size");
+LT_ASSERT_OFF(struct lt_uw_map, first, 24);
+_Static_assert(sizeof(struct lt_uw_proc) == 8 + 32 * LT_UW_MAPS, "lt_uw_proc size");
+LT_ASSERT_OFF(struct lt_uw_proc, m, 8);
+
+/* For the ABI test and the BTF anchors (see LT_ABI_RECORDS). */
+#define LT_ABI_UNWIND(S, M)                                                                    \
+	S(lt_uw_row) M(lt_uw_row, pc) M(lt_uw_row, cfa_off) M(lt_uw_row, kind)                   \
+	M(lt_uw_row, fp_off)                                                                   \
+	S(lt_uw_map) M(lt_uw_map, start) M(lt_uw_map, end) M(lt_uw_map, bias)                    \
+	M(lt_uw_map, first) M(lt_uw_map, count)                                                \
+	S(lt_uw_proc) M(lt_uw_proc, n) M(lt_uw_proc, _pad0) M(lt_uw_proc, m)
+
+#endif /* LT_UNWIND_H */

@@ -1,0 +1,1092 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * DWARF CFI (.eh_frame, .debug_frame) to unwind rows, see cfi.h. Every read is bounds-checked:
+ * an entry that does not parse is skipped and counted, its rows dropped.
+ */
+#include <errno.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi.h"
+#include "grow.h"
+
+/* x86_64 DWARF register numbers */
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RIP 16
+
+/* DW_EH_PE_*: pointer encodings */
+#define PE_ABSPTR 0x00
+#define PE_ULEB128 0x01
+#define PE_UDATA2 0x02
+#define PE_UDATA4 0x03
+#define PE_UDATA8 0x04
+#define PE_SIGNED 0x08
+#define PE_SLEB128 0x09
+#define PE_SDATA2 0x0a
+#define PE_SDATA4 0x0b
+#define PE_SDATA8 0x0c
+#define PE_PCREL 0x10
+#define PE_ALIGNED 0x50
+#define PE_INDIRECT 0x80
+#define PE_OMIT 0xff
+
+/* CFIs a remember_state may nest: more is malformed (gcc nests one or two) */
+#define STATE_DEPTH 16
+/* CIEs kept parsed, by section offset: most files use one to a few */
+#define CIE_CACHE 16
+
+/* The PLT's CFA expression (binutils, gcc): rsp + 8, plus 8 once (rip & 15) >= 11. */
+static const uint8_t plt_expr[] = {
+	0x77, 0x08, /* DW_OP_breg7 (rsp) 8 */
+	0x80, 0x00, /* DW_OP_breg16 (rip) 0 */
+	0x3f, /* DW_OP_lit15 */
+	0x1a, /* DW_OP_and */
+	0x3b, /* DW_OP_lit11 */
+	0x2a, /* DW_OP_ge */
+	0x33, /* DW_OP_lit3 */
+	0x24, /* DW_OP_shl */
+	0x22, /* DW_OP_plus */
+};
+
+struct rd {
+	const uint8_t *p, *end;
+	bool bad;
+};
+
+static bool rd_need(struct rd *r, size_t n)
+{
+	if (r->bad || (size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return false;
+	}
+	return true;
+}
+
+static uint64_t rd_uint(struct rd *r, unsigned int n)
+{
+	uint64_t v = 0;
+
+	if (!rd_need(r, n))
+		return 0;
+	for (unsigned int i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (!rd_need(r, 1))
+			return 0;
+		b = *r->p++;
+		/* bits past 64 are dropped, the bytes still consumed */
+		if (shift < 64) {
+			v |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+		}
+	} while (b & 0x80);
+	return v;
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned int shift = 0;
+	uint8_t b;
+
+	do {
+		if (!rd_need(r, 1))
+			return 0;
+		b = *r->p++;
+		if (shift < 64) {
+			v |= (uint64_t)(b & 0x7f) << shift;
+			shift += 7;
+		}
+	} while (b & 0x80);
+	if (shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
+	return (int64_t)v;
+}
+
+/* a uleb length, then that many bytes: returns their start, NULL when they run past the end */
+static const uint8_t *rd_block(struct rd *r, uint64_t *len)
+{
+	const uint8_t *p;
+
+	*len = rd_uleb(r);
+	if (r->bad || *len > (uint64_t)(r->end - r->p)) {
+		r->bad = true;
+		return NULL;
+	}
+	p = r->p;
+	r->p += *len;
+	return p;
+}
+
+struct sec {
+	const uint8_t *p;
+	size_t len;
+	uint64_t vaddr;
+	bool eh;
+	bool stop_at_zero; /* the length is not known (no section headers): a terminator ends it */
+	struct lt_cfi_rows *out;
+	struct lt_cfi_stats *st;
+	struct cie *cache[CIE_CACHE];
+};
+
+/* The value of an encoded pointer (not dereferenced). strict: only what an FDE address may use. */
+static uint64_t rd_ptr(struct rd *r, const struct sec *s, uint8_t enc, unsigned int asz,
+		       bool strict)
+{
+	uint64_t at, base = 0, v;
+
+	if (r->bad || enc == PE_OMIT) {
+		r->bad = true;
+		return 0;
+	}
+	at = s->vaddr + (uint64_t)(r->p - s->p);
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case PE_PCREL:
+		base = at;
+		break;
+	case PE_ALIGNED:
+		if (strict)
+			goto bad;
+		if (!rd_need(r, (asz - at % asz) % asz))
+			return 0;
+		r->p += (asz - at % asz) % asz;
+		break;
+	default: /* textrel, datarel, funcrel: their bases are unknown here */
+		if (strict)
+			goto bad;
+		break;
+	}
+	if (strict && (enc & PE_INDIRECT))
+		goto bad;
+	switch (enc & 0x0f) {
+	case PE_ABSPTR:
+		v = rd_uint(r, asz);
+		break;
+	case PE_SIGNED:
+		v = rd_uint(r, asz);
+		if (asz == 4)
+			v = (uint64_t)(int64_t)(int32_t)v;
+		break;
+	case PE_ULEB128:
+		v = rd_uleb(r);
+		break;
+	case PE_UDATA2:
+		v = rd_uint(r, 2);
+		break;
+	case PE_UDATA4:
+		v = rd_uint(r, 4);
+		break;
+	case PE_UDATA8:
+	case PE_SDATA8:
+		v = rd_uint(r, 8);
+		break;
+	case PE_SLEB128:
+		v = (uint64_t)rd_sleb(r);
+		break;
+	case PE_SDATA2:
+		v = (uint64_t)(int64_t)(int16_t)rd_uint(r, 2);
+		break;
+	case PE_SDATA4:
+		v = (uint64_t)(int64_t)(int32_t)rd_uint(r, 4);
+		break;
+	default:
+		goto bad;
+	}
+	return base + v;
+bad:
+	r->bad = true;
+	return 0;
+}
+
+/* ---- entries ---- */
+
+struct entry {
+	size_t off; /* of the length field */
+	size_t id_off; /* of the CIE id / CIE pointer */
+	size_t body; /* past the id */
+	size_t end; /* past the entry */
+	uint64_t id;
+	unsigned int osz; /* of the id: 4, or 8 in .debug_frame's 64-bit format */
+};
+
+/* The entry at off: 1, 0 for a zero terminator (4 bytes), -1 when it does not fit. */
+static int rd_entry(const struct sec *s, size_t off, struct entry *e)
+{
+	struct rd r = { s->p + off, s->p + s->len, false };
+	uint64_t len;
+
+	if (off > s->len)
+		return -1;
+	e->off = off;
+	e->osz = 4;
+	len = rd_uint(&r, 4);
+	if (r.bad)
+		return -1;
+	if (!len) {
+		e->end = off + 4;
+		return 0;
+	}
+	if (len == 0xffffffff) {
+		/* .eh_frame's ids stay 4 bytes (the LSB, libunwind); .debug_frame's grow */
+		e->osz = s->eh ? 4 : 8;
+		len = rd_uint(&r, 8);
+	}
+	if (r.bad || len < e->osz || len > (uint64_t)(r.end - r.p))
+		return -1;
+	e->id_off = (size_t)(r.p - s->p);
+	e->end = e->id_off + (size_t)len;
+	e->id = rd_uint(&r, e->osz);
+	e->body = (size_t)(r.p - s->p);
+	return 1;
+}
+
+static bool is_cie(const struct sec *s, const struct entry *e)
+{
+	if (s->eh)
+		return e->id == 0;
+	return e->id == (e->osz == 4 ? 0xffffffffull : ~0ull);
+}
+
+/* ---- the table: rules of the registers the rows need ---- */
+
+enum rule_how { R_UNSET, R_UNDEF, R_SAME, R_OFFSET, R_VAL_OFFSET, R_REG, R_EXPR, R_VAL_EXPR };
+enum cfa_how { C_UNSET, C_REG, C_EXPR, C_PLT };
+
+struct rule {
+	uint8_t how;
+	int64_t off;
+};
+
+struct state {
+	uint8_t cfa_how;
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	struct rule fp, ra;
+};
+
+struct cie {
+	size_t off; /* cache key */
+	bool ok;
+	bool aug_z, signal;
+	uint8_t fde_enc, addr_size, seg_size;
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	struct state init; /* after the initial instructions */
+};
+
+static struct lt_uw_row row_of(const struct state *x, bool signal)
+{
+	struct lt_uw_row r = { 0 };
+
+	if (signal) {
+		r.kind = LT_UW_SIGNAL;
+		return r;
+	}
+	if (x->ra.how == R_UNDEF) {
+		r.kind = LT_UW_END;
+		return r;
+	}
+	if (x->ra.how != R_OFFSET || x->ra.off != -8)
+		goto expr;
+	switch (x->cfa_how) {
+	case C_REG:
+		if (x->cfa_reg == REG_RSP)
+			r.kind = LT_UW_CFA_SP;
+		else if (x->cfa_reg == REG_RBP)
+			r.kind = LT_UW_CFA_FP;
+		else
+			goto expr;
+		if (x->cfa_off < INT16_MIN || x->cfa_off > INT16_MAX)
+			goto expr;
+		r.cfa_off = (int16_t)x->cfa_off;
+		break;
+	case C_PLT:
+		r.kind = LT_UW_CFA_PLT;
+		r.cfa_off = 8; /* the expression's base: rsp + 8 */
+		break;
+	default:
+		goto expr;
+	}
+	switch (x->fp.how) {
+	case R_UNSET:
+	case R_SAME:
+	case R_UNDEF: /* nothing to restore: the walker keeps rbp */
+		break;
+	case R_OFFSET:
+		if (x->fp.off % 8 || x->fp.off / 8 < INT8_MIN || x->fp.off / 8 > INT8_MAX)
+			goto expr;
+		r.kind |= LT_UW_FP_SAVED;
+		r.fp_off = (int8_t)(x->fp.off / 8);
+		break;
+	default:
+		goto expr;
+	}
+	return r;
+expr:
+	r = (struct lt_uw_row){ .kind = LT_UW_EXPR };
+	return r;
+}
+
+static bool same_rule(const struct lt_uw_row *a, const struct lt_uw_row *b)
+{
+	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->fp_off == b->fp_off;
+}
+
+/* One run of CFA instructions: a CIE's initial ones (f NULL) or an FDE's. */
+struct run {
+	struct sec *s;
+	const struct cie *c;
+	struct state x;
+	uint64_t loc, end;
+	struct lt_cfi_fde *f;
+};
+
+/* The row in force from x->loc on; rows at or past the FDE's end are not kept. */
+static int emit(struct run *x)
+{
+	struct lt_cfi_rows *o = x->s->out;
+	struct lt_uw_row r;
+	struct lt_uw_row *last;
+
+	if (x->loc >= x->end)
+		return 0;
+	r = row_of(&x->x, x->c->signal);
+	r.pc = (uint32_t)x->loc;
+	last = x->f->n ? &o->v[o->n - 1] : NULL;
+	if (last && last->pc == r.pc) {
+		/* an advance of 0: the later rule holds; it may now repeat the one before */
+		if (x->f->n > 1 && same_rule(&o->v[o->n - 2], &r)) {
+			o->n--;
+			x->f->n--;
+		} else {
+			*last = r;
+		}
+		return 0;
+	}
+	if (last && same_rule(last, &r))
+		return 0;
+	if (LT_GROW(o->v, o->cap, o->n + 1))
+		return -ENOMEM;
+	o->v[o->n++] = r;
+	x->f->n++;
+	return 0;
+}
+
+static void set_rule(struct run *x, uint64_t reg, uint8_t how, int64_t off)
+{
+	struct rule r = { how, off };
+
+	if (reg == REG_RBP)
+		x->x.fp = r;
+	if (reg == x->c->ra_reg)
+		x->x.ra = r;
+}
+
+/* An advance to loc: the row before it first. */
+static int advance(struct run *x, uint64_t delta, bool *done)
+{
+	int err;
+
+	if (!x->f) /* a location in a CIE's initial instructions */
+		return -EINVAL;
+	err = emit(x);
+	if (err)
+		return err;
+	x->loc = delta > UINT64_MAX - x->loc ? UINT64_MAX : x->loc + delta;
+	/* the rest describes addresses past the FDE */
+	*done = x->loc >= x->end;
+	return 0;
+}
+
+/* Runs [p, end): 0, -EINVAL (malformed) or -ENOMEM. The FDE's last row is emitted here. */
+static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
+{
+	struct rd r = { p, end, false };
+	struct state stack[STATE_DEPTH];
+	const struct cie *c = x->c;
+	unsigned int depth = 0;
+	bool done = false;
+	const uint8_t *blk;
+	uint64_t reg, len, v;
+	int err = 0;
+
+	while (!done && !err && r.p < r.end) {
+		uint8_t op = *r.p++, low = op & 0x3f;
+
+		/* the three with an operand in the opcode: 0x40, 0x80, 0xc0 */
+		if (op & 0xc0)
+			op &= 0xc0;
+		switch (op) {
+		case 0x40: /* DW_CFA_advance_loc */
+			err = advance(x, low * c->code_align, &done);
+			break;
+		case 0x80: /* DW_CFA_offset */
+		case 0x05: /* DW_CFA_offset_extended */
+			reg = op == 0x80 ? low : rd_uleb(&r);
+			set_rule(x, reg, R_OFFSET, (int64_t)(rd_uleb(&r) * (uint64_t)c->data_align));
+			break;
+		case 0xc0: /* DW_CFA_restore */
+		case 0x06: /* DW_CFA_restore_extended */
+			reg = op == 0xc0 ? low : rd_uleb(&r);
+			/* a CIE's own restore has no initial rule to go back to */
+			if (x->f) {
+				if (reg == REG_RBP)
+					x->x.fp = c->init.fp;
+				if (reg == c->ra_reg)
+					x->x.ra = c->init.ra;
+			} else {
+				set_rule(x, reg, R_UNSET, 0);
+			}
+			break;
+		case 0x00: /* DW_CFA_nop */
+			break;
+		case 0x01: /* DW_CFA_set_loc */
+			if (!x->f)
+				return -EINVAL;
+			v = rd_ptr(&r, x->s, c->fde_enc, c->addr_size, true);
+			if (r.bad || v < x->loc)
+				return -EINVAL;
+			err = advance(x, v - x->loc, &done);
+			break;
+		case 0x02: /* DW_CFA_advance_loc1 */
+		case 0x03: /* DW_CFA_advance_loc2 */
+			v = rd_uint(&r, op - 1);
+			if (!r.bad)
+				err = advance(x, v * c->code_align, &done);
+			break;
+		case 0x04: /* DW_CFA_advance_loc4 */
+			v = rd_uint(&r, 4);
+			if (!r.bad)
+				err = advance(x, v * c->code_align, &done);
+			break;
+		case 0x07: /* DW_CFA_undefined */
+			set_rule(x, rd_uleb(&r), R_UNDEF, 0);
+			break;
+		case 0x08: /* DW_CFA_same_value */
+			set_rule(x, rd_uleb(&r), R_SAME, 0);
+			break;
+		case 0x09: /* DW_CFA_register */
+			reg = rd_uleb(&r);
+			set_rule(x, reg, R_REG, (int64_t)rd_uleb(&r));
+			break;
+		case 0x0a: /* DW_CFA_remember_state: the CFA rule too, as gcc expects */
+			if (depth == STATE_DEPTH)
+				return -EINVAL;
+			stack[depth++] = x->x;
+			break;
+		case 0x0b: /* DW_CFA_restore_state */
+			if (!depth)
+				return -EINVAL;
+			x->x = stack[--depth];
+			break;
+		case 0x0c: /* DW_CFA_def_cfa */
+			x->x.cfa_how = C_REG;
+			x->x.cfa_reg = rd_uleb(&r);
+			x->x.cfa_off = (int64_t)rd_uleb(&r);
+			break;
+		case 0x0d: /* DW_CFA_def_cfa_register */
+			x->x.cfa_how = C_REG;
+			x->x.cfa_reg = rd_uleb(&r);
+			break;
+		case 0x0e: /* DW_CFA_def_cfa_offset */
+			x->x.cfa_off = (int64_t)rd_uleb(&r);
+			break;
+		case 0x0f: /* DW_CFA_def_cfa_expression */
+			blk = rd_block(&r, &len);
+			if (blk)
+				x->x.cfa_how = len == sizeof(plt_expr) &&
+							       !memcmp(blk, plt_expr, sizeof(plt_expr)) ?
+						       C_PLT :
+						       C_EXPR;
+			break;
+		case 0x10: /* DW_CFA_expression */
+		case 0x16: /* DW_CFA_val_expression */
+			reg = rd_uleb(&r);
+			if (rd_block(&r, &len))
+				set_rule(x, reg, op == 0x10 ? R_EXPR : R_VAL_EXPR, 0);
+			break;
+		case 0x11: /* DW_CFA_offset_extended_sf */
+			reg = rd_uleb(&r);
+			set_rule(x, reg, R_OFFSET,
+				 (int64_t)((uint64_t)rd_sleb(&r) * (uint64_t)c->data_align));
+			break;
+		case 0x12: /* DW_CFA_def_cfa_sf */
+			x->x.cfa_how = C_REG;
+			x->x.cfa_reg = rd_uleb(&r);
+			x->x.cfa_off = (int64_t)((uint64_t)rd_sleb(&r) * (uint64_t)c->data_align);
+			break;
+		case 0x13: /* DW_CFA_def_cfa_offset_sf */
+			x->x.cfa_off = (int64_t)((uint64_t)rd_sleb(&r) * (uint64_t)c->data_align);
+			break;
+		case 0x14: /* DW_CFA_val_offset */
+			reg = rd_uleb(&r);
+			set_rule(x, reg, R_VAL_OFFSET,
+				 (int64_t)(rd_uleb(&r) * (uint64_t)c->data_align));
+			break;
+		case 0x15: /* DW_CFA_val_offset_sf */
+			reg = rd_uleb(&r);
+			set_rule(x, reg, R_VAL_OFFSET,
+				 (int64_t)((uint64_t)rd_sleb(&r) * (uint64_t)c->data_align));
+			break;
+		case 0x2e: /* DW_CFA_GNU_args_size */
+			rd_uleb(&r);
+			break;
+		case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
+			reg = rd_uleb(&r);
+			set_rule(x, reg, R_OFFSET,
+				 (int64_t)(0 - rd_uleb(&r) * (uint64_t)c->data_align));
+			break;
+		default: /* unknown: its operands cannot be skipped */
+			return -EINVAL;
+		}
+		if (r.bad)
+			return -EINVAL;
+	}
+	if (err)
+		return err;
+	return x->f && !done ? emit(x) : 0;
+}
+
+/* ---- CIEs and FDEs ---- */
+
+static bool parse_cie(struct sec *s, size_t off, struct cie *c)
+{
+	struct entry e;
+	struct rd r;
+	const char *aug;
+	size_t n;
+	struct run x;
+
+	memset(c, 0, sizeof(*c));
+	c->off = off;
+	if (rd_entry(s, off, &e) != 1 || !is_cie(s, &e))
+		return false;
+	r = (struct rd){ s->p + e.body, s->p + e.end, false };
+	n = rd_uint(&r, 1); /* version */
+	if (r.bad || !(n == 1 || n == 3 || (n == 4 && !s->eh)))
+		return false;
+	c->addr_size = 8;
+	aug = (const char *)r.p;
+	if (!memchr(aug, 0, (size_t)(r.end - r.p)))
+		return false;
+	r.p += strlen(aug) + 1;
+	if (n == 4) {
+		c->addr_size = (uint8_t)rd_uint(&r, 1);
+		c->seg_size = (uint8_t)rd_uint(&r, 1);
+		if (r.bad || (c->addr_size != 4 && c->addr_size != 8) || c->seg_size > 8)
+			return false;
+	}
+	if (aug[0] == 'e' && aug[1] == 'h') { /* old gcc: the EH data's address */
+		rd_uint(&r, c->addr_size);
+		aug += 2;
+	}
+	c->code_align = rd_uleb(&r);
+	c->data_align = rd_sleb(&r);
+	c->ra_reg = n == 1 ? rd_uint(&r, 1) : rd_uleb(&r);
+	c->fde_enc = PE_ABSPTR; /* address-sized */
+	if (aug[0] == 'z') {
+		uint64_t len;
+		const uint8_t *d = rd_block(&r, &len);
+		struct rd a = { d, d + len, false };
+
+		if (!d)
+			return false;
+		c->aug_z = true;
+		for (const char *ch = aug + 1; *ch && !a.bad; ch++) {
+			if (*ch == 'R') {
+				c->fde_enc = (uint8_t)rd_uint(&a, 1);
+			} else if (*ch == 'L') {
+				rd_uint(&a, 1); /* the LSDA's encoding: the pointer is the FDE's */
+			} else if (*ch == 'P') {
+				uint8_t enc = (uint8_t)rd_uint(&a, 1);
+
+				rd_ptr(&a, s, enc, c->addr_size, false);
+			} else if (*ch == 'S') {
+				c->signal = true;
+			} else if (*ch != 'B' && *ch != 'G') {
+				/* unknown: its data cannot be placed, the rest is skipped (as libgcc) */
+				break;
+			}
+		}
+		if (a.bad)
+			return false;
+	} else if (aug[0]) {
+		return false; /* without z the instructions cannot be found */
+	}
+	if (r.bad)
+		return false;
+	x = (struct run){ .s = s, .c = c, .end = 0 };
+	x.x.cfa_how = C_UNSET;
+	if (run_insns(&x, r.p, r.end))
+		return false;
+	c->init = x.x;
+	c->ok = true;
+	return true;
+}
+
+/* The CIE at off, parsed once; NULL when malformed (or out of memory). */
+static const struct cie *get_cie(struct sec *s, size_t off)
+{
+	struct cie **slot = &s->cache[(off / 4) % CIE_CACHE];
+
+	if (*slot && (*slot)->off == off)
+		return (*slot)->ok ? *slot : NULL;
+	if (!*slot) {
+		*slot = malloc(sizeof(**slot));
+		if (!*slot)
+			return NULL;
+	}
+	parse_cie(s, off, *slot);
+	return (*slot)->ok ? *slot : NULL;
+}
+
+/* 0, 1 when malformed (skipped), -ENOMEM */
+static int parse_fde(struct sec *s, const struct entry *e)
+{
+	struct lt_cfi_rows *o = s->out;
+	const struct cie *c;
+	struct lt_cfi_fde f = { 0 };
+	struct rd r;
+	struct run x;
+	uint64_t pc, range, len;
+	size_t cie_off;
+	int err;
+
+	if (s->eh) {
+		if (e->id > e->id_off)
+			return 1;
+		cie_off = e->id_off - (size_t)e->id;
+	} else {
+		if (e->id >= s->len)
+			return 1;
+		cie_off = (size_t)e->id;
+	}
+	c = get_cie(s, cie_off);
+	if (!c)
+		return 1;
+	r = (struct rd){ s->p + e->body, s->p + e->end, false };
+	rd_uint(&r, c->seg_size);
+	pc = rd_ptr(&r, s, c->fde_enc, c->addr_size, true);
+	range = rd_ptr(&r, s, c->fde_enc & 0x0f, c->addr_size, true);
+	if (c->aug_z)
+		rd_block(&r, &len);
+	if (r.bad || range > UINT64_MAX - pc)
+		return 1;
+	if (!range)
+		return 0;
+	if (pc + range > UINT32_MAX) {
+		s->st->high_fdes++;
+		return 0;
+	}
+	f.start = (uint32_t)pc;
+	f.end = (uint32_t)(pc + range);
+	f.first = (uint32_t)o->n;
+	f.debug = !s->eh;
+	if (o->n > UINT32_MAX - 1)
+		return -ENOMEM;
+	x = (struct run){ .s = s, .c = c, .x = c->init, .loc = pc, .end = f.end, .f = &f };
+	err = run_insns(&x, r.p, r.end);
+	if (err) {
+		o->n = f.first;
+		return err == -ENOMEM ? err : 1;
+	}
+	if (LT_GROW(o->fde, o->fde_cap, o->nfde + 1)) {
+		o->n = f.first;
+		return -ENOMEM;
+	}
+	o->fde[o->nfde++] = f;
+	s->st->fdes++;
+	if (c->signal)
+		s->st->signal_fdes++;
+	return 0;
+}
+
+static int parse_sec(struct sec *s)
+{
+	struct entry e;
+	size_t off = 0;
+	int err = 0, k;
+
+	while (off < s->len) {
+		k = rd_entry(s, off, &e);
+		if (k < 0) {
+			/* no length to go on with: the rest is lost */
+			s->st->bad_entries++;
+			break;
+		}
+		off = e.end;
+		if (!k) {
+			if (s->stop_at_zero)
+				break;
+			continue;
+		}
+		if (e.body > e.end) { /* the id ran past the entry */
+			s->st->bad_entries++;
+			continue;
+		}
+		if (is_cie(s, &e)) {
+			s->st->cies++;
+			if (!get_cie(s, e.off))
+				s->st->bad_entries++;
+			continue;
+		}
+		err = parse_fde(s, &e);
+		if (err < 0)
+			break;
+		if (err)
+			s->st->bad_entries++;
+		err = 0;
+	}
+	for (int i = 0; i < CIE_CACHE; i++)
+		free(s->cache[i]);
+	return err;
+}
+
+int lt_cfi_parse(const uint8_t *sec, size_t len, uint64_t sec_vaddr, bool eh,
+		 struct lt_cfi_rows *out, struct lt_cfi_stats *st)
+{
+	struct sec s = { .p = sec, .len = len, .vaddr = sec_vaddr, .eh = eh, .out = out, .st = st };
+
+	return parse_sec(&s);
+}
+
+/* ---- the table ---- */
+
+static int fde_cmp(const void *a, const void *b)
+{
+	const struct lt_cfi_fde *x = a, *y = b;
+
+	if (x->debug != y->debug)
+		return x->debug ? 1 : -1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* the one met first in its section */
+	return x->first < y->first ? -1 : x->first > y->first;
+}
+
+/* Whether [start, end) meets one of the sorted, disjoint fdes v[0 .. n). */
+static bool overlaps(const struct lt_cfi_fde *v, size_t n, uint32_t start, uint32_t end)
+{
+	size_t lo = 0, hi = n;
+
+	/* the first that ends after start */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].start < end;
+}
+
+static int push_row(struct lt_uw_row *v, size_t *n, struct lt_uw_row r)
+{
+	if (*n && same_rule(&v[*n - 1], &r))
+		return 0;
+	v[(*n)++] = r;
+	return 1;
+}
+
+int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st)
+{
+	struct lt_cfi_fde *f = out->fde, *keep;
+	size_t neh = 0, nkeep = 0, ndebug = 0, n = 0, i, j;
+	struct lt_uw_row *v;
+
+	if (!out->nfde) {
+		free(out->fde);
+		out->fde = NULL;
+		out->fde_cap = 0;
+		out->n = 0;
+		return 0;
+	}
+	/* rows plus one NONE row per FDE at most */
+	v = malloc((out->n + out->nfde) * sizeof(*v));
+	keep = malloc(out->nfde * sizeof(*keep));
+	if (!v || !keep) {
+		free(v);
+		free(keep);
+		return -ENOMEM;
+	}
+	qsort(f, out->nfde, sizeof(*f), fde_cmp);
+	/* .eh_frame first: an FDE overlapping the one before is dropped */
+	for (i = 0; i < out->nfde && !f[i].debug; i++) {
+		if (nkeep && f[i].start < keep[nkeep - 1].end) {
+			st->overlap_fdes++;
+			continue;
+		}
+		keep[nkeep++] = f[i];
+	}
+	neh = nkeep;
+	/* then .debug_frame where .eh_frame has nothing */
+	for (; i < out->nfde; i++) {
+		if (overlaps(keep, neh, f[i].start, f[i].end))
+			continue;
+		if (ndebug && f[i].start < keep[nkeep - 1].end) {
+			st->overlap_fdes++;
+			continue;
+		}
+		keep[nkeep++] = f[i];
+		ndebug++;
+	}
+	st->debug_fdes += ndebug;
+	/* both runs by start: merge them */
+	i = 0;
+	j = neh;
+	while (i < neh || j < nkeep) {
+		const struct lt_cfi_fde *x, *next;
+
+		if (j == nkeep || (i < neh && keep[i].start < keep[j].start))
+			x = &keep[i++];
+		else
+			x = &keep[j++];
+		for (uint32_t k = 0; k < x->n; k++)
+			push_row(v, &n, out->v[x->first + k]);
+		next = i < neh && (j == nkeep || keep[i].start < keep[j].start) ? &keep[i] :
+		       j < nkeep							 ? &keep[j] :
+											   NULL;
+		if (!next || next->start != x->end)
+			push_row(v, &n, (struct lt_uw_row){ .pc = x->end, .kind = LT_UW_NONE });
+	}
+	free(keep);
+	free(out->v);
+	free(out->fde);
+	out->v = v;
+	out->n = n;
+	out->cap = out->n + out->nfde;
+	out->fde = NULL;
+	out->nfde = out->fde_cap = 0;
+	st->rows += n;
+	for (i = 0; i < n; i++) {
+		switch (v[i].kind & LT_UW_CFA_MASK) {
+		case LT_UW_EXPR:
+			st->expr_rows++;
+			break;
+		case LT_UW_CFA_PLT:
+			st->plt_rows++;
+			break;
+		case LT_UW_END:
+			st->end_rows++;
+			break;
+		case LT_UW_SIGNAL:
+			st->signal_rows++;
+			break;
+		case LT_UW_NONE:
+			st->none_rows++;
+			break;
+		}
+		if (v[i].kind & LT_UW_FP_SAVED)
+			st->fp_rows++;
+	}
+	return 0;
+}
+
+/* ---- ELF files ---- */
+
+/* FDEs outside the executable segments: a function the linker discarded (address 0 in
+ * .debug_frame) or garbage. Files without segments (relocatable) keep all. */
+static void drop_outside(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
+{
+	size_t nph, n = 0;
+	bool any = false;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph))
+		return;
+	for (size_t k = 0; k < nph; k++)
+		if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			any = true;
+	if (!any)
+		return;
+	for (size_t i = 0; i < out->nfde; i++) {
+		const struct lt_cfi_fde *f = &out->fde[i];
+		bool in = false;
+
+		for (size_t k = 0; k < nph && !in; k++)
+			in = gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_LOAD &&
+			     (ph.p_flags & PF_X) && f->start >= ph.p_vaddr &&
+			     f->end - ph.p_vaddr <= ph.p_memsz;
+		if (in)
+			out->fde[n++] = *f;
+		else
+			st->outside_fdes++;
+	}
+	out->nfde = n;
+}
+
+/* The bytes of the file at vaddr up to the end of its PT_LOAD; NULL when none holds it. */
+static Elf_Data *load_bytes(Elf *elf, uint64_t vaddr, uint64_t max)
+{
+	size_t nph;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &nph))
+		return NULL;
+	for (size_t k = 0; k < nph; k++) {
+		uint64_t in;
+
+		if (!gelf_getphdr(elf, (int)k, &ph) || ph.p_type != PT_LOAD ||
+		    vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		in = vaddr - ph.p_vaddr;
+		if (ph.p_offset > INT64_MAX - in)
+			return NULL;
+		return elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + in),
+					    ph.p_filesz - in < max ? ph.p_filesz - in : max,
+					    ELF_T_BYTE);
+	}
+	return NULL;
+}
+
+/* .eh_frame without section headers: PT_GNU_EH_FRAME is .eh_frame_hdr, which points to it. */
+static int eh_by_hdr(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st, bool *found)
+{
+	struct sec s = { .eh = true, .stop_at_zero = true, .out = out, .st = st };
+	Elf_Data *h = NULL, *d;
+	uint64_t eh_vaddr, count, last = 0;
+	uint8_t enc_ptr, enc_count, enc_table;
+	struct entry e;
+	GElf_Phdr ph;
+	struct rd r;
+	size_t nph;
+
+	if (elf_getphdrnum(elf, &nph))
+		return 0;
+	for (size_t k = 0; k < nph && !h; k++)
+		if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_GNU_EH_FRAME && ph.p_filesz &&
+		    ph.p_offset <= INT64_MAX)
+			h = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+	if (!h || !h->d_buf)
+		return 0;
+	s.p = h->d_buf;
+	s.len = h->d_size;
+	s.vaddr = ph.p_vaddr;
+	r = (struct rd){ s.p, s.p + s.len, false };
+	if (rd_uint(&r, 1) != 1) /* version */
+		return 0;
+	enc_ptr = (uint8_t)rd_uint(&r, 1);
+	enc_count = (uint8_t)rd_uint(&r, 1);
+	enc_table = (uint8_t)rd_uint(&r, 1);
+	eh_vaddr = rd_ptr(&r, &s, enc_ptr, 8, true);
+	if (r.bad)
+		return 0;
+	/* the sorted table's last FDE ends .eh_frame, where a terminator may be missing (lld) */
+	if (enc_count != PE_OMIT && enc_table == 0x3b) { /* datarel sdata4: from the header */
+		count = rd_ptr(&r, &s, enc_count, 8, true);
+		if (!r.bad && count <= (uint64_t)(r.end - r.p) / 8)
+			for (uint64_t k = 0; k < count; k++) {
+				uint64_t fde;
+
+				rd_uint(&r, 4); /* its initial location */
+				fde = (uint64_t)(int64_t)(int32_t)rd_uint(&r, 4) + ph.p_vaddr;
+				if (fde > last)
+					last = fde;
+			}
+	}
+	d = load_bytes(elf, eh_vaddr, UINT64_MAX);
+	if (!d || !d->d_buf)
+		return 0;
+	*found = true;
+	s = (struct sec){ .p = d->d_buf, .len = d->d_size, .vaddr = eh_vaddr, .eh = true,
+			  .stop_at_zero = true, .out = out, .st = st };
+	if (last >= eh_vaddr && last - eh_vaddr < s.len &&
+	    rd_entry(&s, (size_t)(last - eh_vaddr), &e) == 1)
+		s.len = e.end;
+	return parse_sec(&s);
+}
+
+/* A section's bytes, decompressed if need be; NULL when none. */
+static Elf_Data *sec_bytes(Elf_Scn *scn, const GElf_Shdr *sh)
+{
+	Elf_Data *d;
+
+	if (sh->sh_type == SHT_NOBITS)
+		return NULL;
+	if ((sh->sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return NULL;
+	d = elf_getdata(scn, NULL);
+	return d && d->d_buf && d->d_size ? d : NULL;
+}
+
+int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
+{
+	GElf_Ehdr eh;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false, found_eh = false;
+	int err = 0;
+
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
+		return -EINVAL;
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+		return -ENOTSUP;
+	if (!elf_getshdrstrndx(elf, &shstrndx)) {
+		while (!err && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+			Elf_Data *d;
+			bool is_eh;
+
+			if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+				continue;
+			is_eh = !strcmp(name, ".eh_frame");
+			if (!is_eh && strcmp(name, ".debug_frame"))
+				continue;
+			d = sec_bytes(scn, &sh);
+			if (!d)
+				continue;
+			found = true;
+			found_eh |= is_eh;
+			err = lt_cfi_parse(d->d_buf, d->d_size, is_eh ? sh.sh_addr : 0, is_eh, out,
+					   st);
+		}
+	}
+	if (!err && !found_eh)
+		err = eh_by_hdr(elf, out, st, &found);
+	if (!err && !found)
+		err = -ENOENT;
+	if (!err) {
+		drop_outside(elf, out, st);
+		err = lt_cfi_finish(out, st);
+	}
+	return err;
+}
+
+void lt_cfi_rows_free(struct lt_cfi_rows *r)
+{
+	free(r->v);
+	free(r->fde);
+	*r = (struct lt_cfi_rows){ 0 };
+}
+
+const struct lt_uw_row *lt_cfi_find(const struct lt_uw_row *v, size_t n, uint64_t vaddr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].pc <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &v[lo - 1] : NULL;
+}
