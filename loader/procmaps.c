@@ -30,15 +30,13 @@
 #define RECHECK_FIRST_NS 50000000ull
 #define RECHECK_NEXT_NS 500000000ull
 
-/* a whole /proc file, NUL-terminated; NULL and errno */
-char *read_all(const char *path)
+/* what is left of fd, up to max bytes, NUL-terminated; NULL and errno */
+char *read_fd_max(int fd, size_t max)
 {
 	size_t cap = 16384, n = 0;
 	char *b = NULL, *q;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	int e;
 
-	if (fd < 0)
-		return NULL;
 	for (;;) {
 		ssize_t r;
 
@@ -51,7 +49,7 @@ char *read_all(const char *path)
 			cap = b ? cap * 2 : cap;
 			b = q;
 		}
-		r = read(fd, b + n, cap - n - 1);
+		r = read(fd, b + n, (n + (cap - n - 1) > max ? max - n : cap - n - 1));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -61,15 +59,29 @@ char *read_all(const char *path)
 		if (!r)
 			break;
 		n += (size_t)r;
+		if (n >= max)
+			break;
 	}
-	close(fd);
 	b[n] = 0;
 	return b;
 fail:
 	free(b);
-	close(fd);
 	errno = e;
 	return NULL;
+}
+
+char *read_all(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	char *b;
+
+	if (fd < 0)
+		return NULL;
+	b = read_fd_max(fd, SIZE_MAX - 1);
+	e = errno;
+	close(fd);
+	errno = e;
+	return b;
 }
 
 /* "/proc/PID/maps" gone: the process is */
@@ -442,6 +454,84 @@ static const struct lt_map *map_find(const struct lt_snap *sn, uint64_t addr)
 	return NULL;
 }
 
+/* ---- JIT code: /tmp/perf-PID.map (Python -X perf, node --perf-basic-prof, JVM agents) ---- */
+
+#define JIT_MAP_MAX (64u << 20) /* bytes of a perf map read; the rest is ignored */
+
+/* the pid the process has in its own namespace: the name of its perf map */
+static uint32_t ns_pid(uint32_t tgid)
+{
+	char p[64], *buf, *at, *end;
+	unsigned long v = tgid;
+
+	snprintf(p, sizeof(p), "/proc/%u/status", tgid);
+	buf = read_all(p);
+	if (!buf)
+		return tgid;
+	at = strstr(buf, "\nNSpid:");
+	if (at) {
+		/* the last field is the innermost namespace's */
+		for (at += 7; (v = strtoul(at, &end, 10)), end != at; at = end)
+			;
+		if (!v)
+			v = tgid;
+	}
+	free(buf);
+	return (uint32_t)v;
+}
+
+/* "START SIZE NAME" lines, hex without 0x; a bad line is skipped */
+static void jit_parse(struct symtab *t, char *buf)
+{
+	char *cur = buf, *line, *end, *name;
+	uint64_t start, size;
+
+	while ((line = next_line(&cur))) {
+		start = strtoull(line, &end, 16);
+		if (end == line || *end != ' ')
+			continue;
+		line = end + 1;
+		size = strtoull(line, &end, 16);
+		if (end == line || *end != ' ' || !size)
+			continue;
+		name = end + 1;
+		if (!*name || symtab_add(t, name, start, size, 0, 0, 0))
+			continue;
+	}
+	symtab_finish(t);
+}
+
+static const struct sym *jit_find(struct lt_snap *sn, uint32_t tgid, uint64_t addr)
+{
+	uint64_t now = lt_now_ns(CLOCK_MONOTONIC);
+	const struct sym *y = sn->jit ? sym_find(sn->jit, addr) : NULL;
+	char p[96], *buf;
+	struct stat st;
+	int fd;
+
+	/* JIT code grows: an address not named yet re-reads the map, at most once a second */
+	if (y || (sn->jit_read_ns && now - sn->jit_read_ns < REFRESH_NS))
+		return y;
+	sn->jit_read_ns = now;
+	snprintf(p, sizeof(p), "/proc/%u/root/tmp/perf-%u.map", tgid, ns_pid(tgid));
+	/* written by the profiled process: a regular file only (no fifo, device or link) */
+	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return NULL;
+	buf = !fstat(fd, &st) && S_ISREG(st.st_mode) ? read_fd_max(fd, JIT_MAP_MAX) : NULL;
+	close(fd);
+	if (!buf)
+		return NULL;
+	if (!sn->jit)
+		sn->jit = calloc(1, sizeof(*sn->jit));
+	if (sn->jit) {
+		symtab_reset(sn->jit);
+		jit_parse(sn->jit, buf);
+	}
+	free(buf);
+	return sn->jit ? sym_find(sn->jit, addr) : NULL;
+}
+
 /* ---- public ---- */
 
 int lt_syms_snapshot(struct lt_syms *s, uint32_t tgid, const char *comm)
@@ -499,8 +589,16 @@ void lt_syms_user(struct lt_syms *s, uint32_t tgid, const char *comm, uint64_t a
 		if (!snap_take(s, tgid, comm, sn, &sn))
 			m = map_find(sn, addr);
 	}
-	if (!m)
+	if (!m) {
+		y = jit_find(sn, tgid, addr);
+		if (y) {
+			f->func = sn->jit->names.p + y->name;
+			f->func_off = addr - y->addr;
+			f->module = "[jit]";
+			f->mod_off = addr;
+		}
 		return;
+	}
 	e = m->file->elf;
 	f->module = m->file->path;
 	f->build_id = e->build_id;

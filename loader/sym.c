@@ -35,6 +35,10 @@ void lt_syms_free(struct lt_syms *s)
 		return;
 	for (size_t i = 0; i < s->nsnap; i++) {
 		free(s->snapv[i]->maps);
+		if (s->snapv[i]->jit) {
+			symtab_free(s->snapv[i]->jit);
+			free(s->snapv[i]->jit);
+		}
 		free(s->snapv[i]);
 	}
 	for (size_t i = 0; i < s->nfile; i++) {

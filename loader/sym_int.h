@@ -120,6 +120,9 @@ struct lt_snap {
 	/* re-reads left while young, and when the next is due (lt_syms_tick) */
 	uint64_t recheck_ns;
 	unsigned int rechecks;
+	/* JIT code the process names in /tmp/perf-PID.map, read on the first address in no file */
+	struct symtab *jit;
+	uint64_t jit_read_ns;
 };
 
 struct kmod {
@@ -177,6 +180,8 @@ bool elf_has_interp(const char *path);
 
 /* a whole /proc file, NUL-terminated; NULL and errno */
 char *read_all(const char *path);
+/* what is left of fd, at most max bytes, NUL-terminated; NULL and errno */
+char *read_fd_max(int fd, size_t max);
 /* "/proc/PID/maps" gone: the process is */
 int proc_err(int e);
 
