@@ -602,10 +602,11 @@ static bool parse_cie(struct sec *s, size_t off, struct cie *c)
 	if (aug[0] == 'z') {
 		uint64_t len;
 		const uint8_t *d = rd_block(&r, &len);
-		struct rd a = { d, d + len, false };
+		struct rd a;
 
 		if (!d)
 			return false;
+		a = (struct rd){ d, d + len, false };
 		c->aug_z = true;
 		for (const char *ch = aug + 1; *ch && !a.bad; ch++) {
 			if (*ch == 'R') {

@@ -146,7 +146,8 @@ static void help_profile(void)
 {
 	printf("NAME\n    lowtrace profile - sample stacks on CPU, or time blocked off CPU\n\n"
 	       "SYNOPSIS\n    lowtrace profile [-F HZ] [-p PID] [-c CGROUP] [--duration S]"
-	       " [--off-cpu]\n                     [--format folded|pprof|json] [-o FILE]\n\n"
+	       " [--off-cpu]\n                     [--format folded|pprof|json] [-o FILE]"
+	       " [--no-unwind]\n\n"
 	       "DESCRIPTION\n"
 	       "    Loads the profile probe of the lowtrace object (not pinned; a pinned\n"
 	       "    suite is not needed and not touched) until --duration, Ctrl-C or the\n"
@@ -161,10 +162,12 @@ static void help_profile(void)
 	       "    symbols of the mapped files; a frame without a symbol prints as\n"
 	       "    module+0xOFFSET. Processes are snapshotted when first seen, so those that\n"
 	       "    exit before the end are still symbolized.\n"
-	       "    User stacks are walked by frame pointers: code built without them\n"
-	       "    (most of Debian's userland) gives cut stacks; the summary says how\n"
-	       "    many samples had a user stack that does not reach _start or a thread\n"
-	       "    start. Build your own code with -fno-omit-frame-pointer.\n\n"
+	       "    User stacks are walked with unwind tables compiled from the mapped\n"
+	       "    files' .eh_frame/.debug_frame (code without frame pointers, as most of\n"
+	       "    Debian's userland), else by frame pointers (JIT code; its names come\n"
+	       "    from /tmp/perf-PID.map). The summary's unwind: line counts walks, why\n"
+	       "    any stopped early and the tables' size; it also says how many samples\n"
+	       "    had a user stack that does not reach _start or a thread start.\n\n"
 	       "OPTIONS\n"
 	       "    -F, --frequency HZ   samples per second per CPU (default 49; not with\n"
 	       "                         --off-cpu, which takes every switch)\n"
@@ -177,7 +180,8 @@ static void help_profile(void)
 	       "                         pprof (gzip'd protobuf; needs -o FILE, not a\n"
 	       "                         terminal), json\n"
 	       "    -o, --output FILE    write there (complete, or not at all) instead of "
-	       "stdout\n\n"
+	       "stdout\n"
+	       "    --no-unwind          user stacks by frame pointers only (no tables)\n\n"
 	       "EXIT STATUS\n    0 done (also when -p exits first: what was collected is written);"
 	       "\n    2 usage (bad -F, no such -p, unwritable -o); 5 no privileges or BTF;"
 	       " 1 other failure.\n");
@@ -482,7 +486,9 @@ int cmd_profile(int argc, char **argv)
 			lt_put_s(b, "\":");
 			lt_put_u64(b, ctr.c[i]);
 		}
-		lt_put_s(b, "}}\n");
+		lt_put_c(b, '}');
+		lt_prof_uw_json(b, &uw, &ctr);
+		lt_put_s(b, "}\n");
 	} else {
 		char note[160];
 

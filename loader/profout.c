@@ -485,6 +485,16 @@ void lt_prof_uw_tick(struct lt_prof_uw *u)
 	}
 }
 
+const char *const lt_prof_uw_names[LT_PC_SLOTS] = {
+	[LT_PC_UW_WALKS] = "walks",
+	[LT_PC_UW_NOPROC] = "no_tables",
+	[LT_PC_UW_EXPR] = "stopped_expression",
+	[LT_PC_UW_SIGNAL] = "stopped_signal",
+	[LT_PC_UW_READ] = "stopped_read",
+	[LT_PC_UW_DEPTH] = "cut_at_depth",
+	[LT_PC_UW_FP] = "frame_pointer_steps",
+};
+
 void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const struct lt_prof_counts *c)
 {
 	const struct lt_uw_table *t = &u->t;
@@ -493,19 +503,34 @@ void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const struct lt_prof_
 		fprintf(f, "lowtrace: unwind: off (frame pointers only)\n");
 		return;
 	}
-	fprintf(f,
-		"lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in "
-		"%.0f ms; walks=%llu no_tables=%llu stopped_expression=%llu stopped_signal=%llu "
-		"stopped_read=%llu cut_at_depth=%llu frame_pointer_steps=%llu files_without_cfi=%llu "
-		"files_not_fitting=%llu mappings_over=%llu processes_not_fitting=%llu\n",
+	fprintf(f, "lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in %.0f ms;",
 		(unsigned long long)t->files, t->used, t->used * 8.0 / (1 << 20),
-		t->text_bytes / (double)(1 << 20), t->build_ns / 1e6,
-		(unsigned long long)c->c[LT_PC_UW_WALKS], (unsigned long long)c->c[LT_PC_UW_NOPROC],
-		(unsigned long long)c->c[LT_PC_UW_EXPR], (unsigned long long)c->c[LT_PC_UW_SIGNAL],
-		(unsigned long long)c->c[LT_PC_UW_READ], (unsigned long long)c->c[LT_PC_UW_DEPTH],
-		(unsigned long long)c->c[LT_PC_UW_FP], (unsigned long long)t->files_no_cfi,
-		(unsigned long long)t->files_full, (unsigned long long)t->maps_over,
-		(unsigned long long)u->proc_full);
+		t->text_bytes / (double)(1 << 20), t->build_ns / 1e6);
+	for (int i = 0; i < LT_PC_SLOTS; i++)
+		if (lt_prof_uw_names[i])
+			fprintf(f, " %s=%llu", lt_prof_uw_names[i], (unsigned long long)c->c[i]);
+	fprintf(f, " files_without_cfi=%llu files_not_fitting=%llu mappings_over=%llu "
+		   "processes_not_fitting=%llu\n",
+		(unsigned long long)t->files_no_cfi, (unsigned long long)t->files_full,
+		(unsigned long long)t->maps_over, (unsigned long long)u->proc_full);
+}
+
+void lt_prof_uw_json(struct lt_buf *b, const struct lt_prof_uw *u, const struct lt_prof_counts *c)
+{
+	lt_put_s(b, ",\"unwind\":{");
+	lt_put_s(b, u->on ? "\"on\":true" : "\"on\":false");
+	for (int i = 0; i < LT_PC_SLOTS; i++)
+		if (lt_prof_uw_names[i])
+			lt_json_u64(b, lt_prof_uw_names[i], c->c[i]);
+	lt_json_u64(b, "files", u->t.files);
+	lt_json_u64(b, "rows", u->t.used);
+	lt_json_u64(b, "text_bytes", u->t.text_bytes);
+	lt_json_u64(b, "build_ns", u->t.build_ns);
+	lt_json_u64(b, "files_without_cfi", u->t.files_no_cfi);
+	lt_json_u64(b, "files_not_fitting", u->t.files_full);
+	lt_json_u64(b, "mappings_over", u->t.maps_over);
+	lt_json_u64(b, "processes_not_fitting", u->proc_full);
+	lt_put_c(b, '}');
 }
 
 void lt_prof_uw_free(struct lt_prof_uw *u)

@@ -100,6 +100,9 @@ void lt_prof_uw_add(struct lt_prof_uw *u, uint32_t tgid);
 void lt_prof_uw_tick(struct lt_prof_uw *u);
 /* "unwind: ..." for the summary on stderr; nothing when off */
 void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const struct lt_prof_counts *c);
+/* ,"unwind":{...} for the JSON output: the same figures */
+void lt_prof_uw_json(struct lt_buf *b, const struct lt_prof_uw *u, const struct lt_prof_counts *c);
+extern const char *const lt_prof_uw_names[LT_PC_SLOTS];
 void lt_prof_uw_free(struct lt_prof_uw *u);
 
 /* ---- the run ---- */

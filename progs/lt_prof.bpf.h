@@ -128,14 +128,25 @@ enum {
  */
 extern int lt_uw_step(__u32 depth);
 
-/* x86_64 without KASAN: the user registers sit at the top of the 16 KiB task stack */
-#define LT_THREAD_SIZE (4096 << 2)
+/*
+ * Where the kernel saved the user registers on entry, whatever interrupted the task (a sample in
+ * user or kernel mode, a uprobe, sched_switch). bpf_task_pt_regs (5.15+) knows the layout (7.x
+ * with FRED pads the stack top); before it, x86_64 keeps them at the top of the 16 KiB stack.
+ */
+static __always_inline struct pt_regs *lt_user_regs(void)
+{
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs))
+		return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return (struct pt_regs *)(BPF_CORE_READ((struct task_struct *)bpf_get_current_task(),
+						stack) +
+				  (4096 << 2)) -
+	       1;
+}
 
 /* Walk the current task's user stack into b; false: no tables for it (use frame pointers). */
 static __always_inline bool lt_uw_walk(struct lt_stack *b)
 {
 	static const __u32 zero;
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 	struct lt_uw_state *s = bpf_map_lookup_elem(&lt_uw_st, &zero);
 	struct pt_regs *regs;
 	int r = LT_UW_DONE;
@@ -148,8 +159,7 @@ static __always_inline bool lt_uw_walk(struct lt_stack *b)
 		lt_prof_inc(LT_PC_UW_NOPROC);
 		return false;
 	}
-	/* where the kernel saved the user registers on entry, whatever interrupted the task */
-	regs = (struct pt_regs *)(BPF_CORE_READ(t, stack) + LT_THREAD_SIZE) - 1;
+	regs = lt_user_regs();
 	s->ip = BPF_CORE_READ(regs, ip);
 	s->sp = BPF_CORE_READ(regs, sp);
 	s->bp = BPF_CORE_READ(regs, bp);
