@@ -38,6 +38,12 @@ struct lt_uw_row {
 	__s8 fp_off; /* in 8-byte words from the CFA */
 };
 
+/* set on a walked stack's last frame when the walk reached the outermost frame: a whole stack */
+#define LT_UW_COMPLETE (1ull << 63)
+
+/* x86_64 user addresses are below this (4-level paging; 5-level ones are not walked) */
+#define LT_UW_USER_END (1ull << 47)
+
 /* executable mappings per process the walker knows; more are walked by frame pointers */
 #define LT_UW_MAPS 64
 

@@ -14,7 +14,6 @@
 /* x86_64 DWARF register numbers */
 #define REG_RBP 6
 #define REG_RSP 7
-#define REG_RIP 16
 
 /* DW_EH_PE_*: pointer encodings */
 #define PE_ABSPTR 0x00
@@ -32,7 +31,7 @@
 #define PE_INDIRECT 0x80
 #define PE_OMIT 0xff
 
-/* CFIs a remember_state may nest: more is malformed (gcc nests one or two) */
+/* states DW_CFA_remember_state may nest: more is malformed (gcc nests one or two) */
 #define STATE_DEPTH 16
 /* CIEs kept parsed, by section offset: most files use one to a few */
 #define CIE_CACHE 16
@@ -438,7 +437,8 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 		case 0x80: /* DW_CFA_offset */
 		case 0x05: /* DW_CFA_offset_extended */
 			reg = op == 0x80 ? low : rd_uleb(&r);
-			set_rule(x, reg, R_OFFSET, (int64_t)(rd_uleb(&r) * (uint64_t)c->data_align));
+			set_rule(x, reg, R_OFFSET,
+				 (int64_t)(rd_uleb(&r) * (uint64_t)c->data_align));
 			break;
 		case 0xc0: /* DW_CFA_restore */
 		case 0x06: /* DW_CFA_restore_extended */
@@ -508,11 +508,10 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 			break;
 		case 0x0f: /* DW_CFA_def_cfa_expression */
 			blk = rd_block(&r, &len);
-			if (blk)
-				x->x.cfa_how = len == sizeof(plt_expr) &&
-							       !memcmp(blk, plt_expr, sizeof(plt_expr)) ?
-						       C_PLT :
-						       C_EXPR;
+			if (blk && len == sizeof(plt_expr) && !memcmp(blk, plt_expr, len))
+				x->x.cfa_how = C_PLT;
+			else if (blk)
+				x->x.cfa_how = C_EXPR;
 			break;
 		case 0x10: /* DW_CFA_expression */
 		case 0x16: /* DW_CFA_val_expression */
@@ -736,10 +735,6 @@ static int parse_sec(struct sec *s)
 				break;
 			continue;
 		}
-		if (e.body > e.end) { /* the id ran past the entry */
-			s->st->bad_entries++;
-			continue;
-		}
 		if (is_cie(s, &e)) {
 			s->st->cies++;
 			if (!get_cie(s, e.off))
@@ -763,6 +758,11 @@ int lt_cfi_parse(const uint8_t *sec, size_t len, uint64_t sec_vaddr, bool eh,
 {
 	struct sec s = { .p = sec, .len = len, .vaddr = sec_vaddr, .eh = eh, .out = out, .st = st };
 
+	/* room up front, copies saved: gcc's .eh_frame holds a row per 5 or 6 bytes, an FDE per 40
+	 * (a hint: the vectors grow past it) */
+	if (LT_GROW(out->v, out->cap, out->n + len / 6) ||
+	    LT_GROW(out->fde, out->fde_cap, out->nfde + len / 40))
+		return -ENOMEM;
 	return parse_sec(&s);
 }
 
@@ -797,12 +797,19 @@ static bool overlaps(const struct lt_cfi_fde *v, size_t n, uint32_t start, uint3
 	return lo < n && v[lo].start < end;
 }
 
-static int push_row(struct lt_uw_row *v, size_t *n, struct lt_uw_row r)
+/* The lower start of the two sorted runs keep[*i .. neh) and keep[*j .. nkeep), taken. */
+static const struct lt_cfi_fde *merge_head(const struct lt_cfi_fde *keep, size_t *i, size_t neh,
+					   size_t *j, size_t nkeep)
 {
-	if (*n && same_rule(&v[*n - 1], &r))
-		return 0;
-	v[(*n)++] = r;
-	return 1;
+	if (*i < neh && (*j == nkeep || keep[*i].start < keep[*j].start))
+		return &keep[(*i)++];
+	return *j < nkeep ? &keep[(*j)++] : NULL;
+}
+
+static void push_row(struct lt_uw_row *v, size_t *n, struct lt_uw_row r)
+{
+	if (!*n || !same_rule(&v[*n - 1], &r))
+		v[(*n)++] = r;
 }
 
 int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st)
@@ -851,18 +858,11 @@ int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 	/* both runs by start: merge them */
 	i = 0;
 	j = neh;
-	while (i < neh || j < nkeep) {
-		const struct lt_cfi_fde *x, *next;
-
-		if (j == nkeep || (i < neh && keep[i].start < keep[j].start))
-			x = &keep[i++];
-		else
-			x = &keep[j++];
+	for (const struct lt_cfi_fde *x = merge_head(keep, &i, neh, &j, nkeep), *next; x;
+	     x = next) {
 		for (uint32_t k = 0; k < x->n; k++)
 			push_row(v, &n, out->v[x->first + k]);
-		next = i < neh && (j == nkeep || keep[i].start < keep[j].start) ? &keep[i] :
-		       j < nkeep							 ? &keep[j] :
-											   NULL;
+		next = merge_head(keep, &i, neh, &j, nkeep);
 		if (!next || next->start != x->end)
 			push_row(v, &n, (struct lt_uw_row){ .pc = x->end, .kind = LT_UW_NONE });
 	}
@@ -943,8 +943,8 @@ static Elf_Data *load_bytes(Elf *elf, uint64_t vaddr, uint64_t max)
 	for (size_t k = 0; k < nph; k++) {
 		uint64_t in;
 
-		if (!gelf_getphdr(elf, (int)k, &ph) || ph.p_type != PT_LOAD ||
-		    vaddr < ph.p_vaddr || vaddr - ph.p_vaddr >= ph.p_filesz)
+		if (!gelf_getphdr(elf, (int)k, &ph) || ph.p_type != PT_LOAD || vaddr < ph.p_vaddr ||
+		    vaddr - ph.p_vaddr >= ph.p_filesz)
 			continue;
 		in = vaddr - ph.p_vaddr;
 		if (ph.p_offset > INT64_MAX - in)
@@ -973,7 +973,8 @@ static int eh_by_hdr(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st,
 	for (size_t k = 0; k < nph && !h; k++)
 		if (gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_GNU_EH_FRAME && ph.p_filesz &&
 		    ph.p_offset <= INT64_MAX)
-			h = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
+			h = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						 ELF_T_BYTE);
 	if (!h || !h->d_buf)
 		return 0;
 	s.p = h->d_buf;
@@ -1005,8 +1006,13 @@ static int eh_by_hdr(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st,
 	if (!d || !d->d_buf)
 		return 0;
 	*found = true;
-	s = (struct sec){ .p = d->d_buf, .len = d->d_size, .vaddr = eh_vaddr, .eh = true,
-			  .stop_at_zero = true, .out = out, .st = st };
+	s = (struct sec){ .p = d->d_buf,
+			  .len = d->d_size,
+			  .vaddr = eh_vaddr,
+			  .eh = true,
+			  .stop_at_zero = true,
+			  .out = out,
+			  .st = st };
 	if (last >= eh_vaddr && last - eh_vaddr < s.len &&
 	    rd_entry(&s, (size_t)(last - eh_vaddr), &e) == 1)
 		s.len = e.end;
@@ -1031,7 +1037,8 @@ int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
-	bool found = false, found_eh = false;
+	/* an .eh_frame header, NOBITS too (a -dbg file): its segments hold no CFI to look for */
+	bool found = false, eh_shdr = false;
 	int err = 0;
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
@@ -1045,21 +1052,22 @@ int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 			Elf_Data *d;
 			bool is_eh;
 
-			if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			if (!gelf_getshdr(scn, &sh) ||
+			    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 				continue;
 			is_eh = !strcmp(name, ".eh_frame");
 			if (!is_eh && strcmp(name, ".debug_frame"))
 				continue;
+			eh_shdr |= is_eh;
 			d = sec_bytes(scn, &sh);
 			if (!d)
 				continue;
 			found = true;
-			found_eh |= is_eh;
 			err = lt_cfi_parse(d->d_buf, d->d_size, is_eh ? sh.sh_addr : 0, is_eh, out,
 					   st);
 		}
 	}
-	if (!err && !found_eh)
+	if (!err && !eh_shdr)
 		err = eh_by_hdr(elf, out, st, &found);
 	if (!err && !found)
 		err = -ENOENT;

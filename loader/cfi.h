@@ -58,7 +58,8 @@ int lt_cfi_parse(const uint8_t *sec, size_t len, uint64_t sec_vaddr, bool eh,
 /*
  * Turns the FDEs parsed into out into one table: sorted by pc, overlaps dropped (.eh_frame wins
  * over .debug_frame), consecutive identical rows merged, an LT_UW_NONE row where an FDE ends and
- * no other starts. 0 or -ENOMEM (out unchanged).
+ * no other starts. Once, after the parses: only rows of parsed FDEs are kept. 0 or -ENOMEM (out
+ * unchanged).
  */
 int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st);
 

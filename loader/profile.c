@@ -448,7 +448,7 @@ int cmd_profile(int argc, char **argv)
 		total += e->v.count;
 		if (ss.nu) {
 			with_user += e->v.count;
-			if (!is_entry_frame(&ss.u[ss.nu - 1]))
+			if (!ss.u_complete && !is_entry_frame(&ss.u[ss.nu - 1]))
 				trunc += e->v.count;
 		}
 		emit_profile_stack(&po, o.fmt, e, &ss, o.off_cpu, period);

@@ -139,16 +139,22 @@ void lt_put_folded(struct lt_buf *b, const char *s)
 struct stk {
 	uint64_t ip[LT_STACK_DEPTH + 1];
 	int n;
+	bool complete; /* LT_UW_COMPLETE was on the last frame */
 };
 
 /* Read stack `id` of lt_stacks (leaf first); an id < 0 or a missing stack is empty. */
 static void read_stack(int fd, int32_t id, struct stk *s)
 {
 	s->n = 0;
+	s->complete = false;
 	if (id < 0 || lt_map_lookup(fd, &id, s->ip))
 		return;
 	while (s->n < LT_STACK_DEPTH && s->ip[s->n])
 		s->n++;
+	if (s->n && (s->ip[s->n - 1] & LT_UW_COMPLETE)) {
+		s->ip[s->n - 1] &= ~LT_UW_COMPLETE;
+		s->complete = true;
+	}
 }
 
 /* a return address points after the call: look up the call itself */
@@ -208,6 +214,7 @@ void lt_symbolize(struct lt_syms *sy, int stacks_fd, uint32_t tgid, const char *
 		st.n++;
 	}
 	ss->nu = st.n;
+	ss->u_complete = st.complete;
 	for (int i = 0; i < st.n; i++)
 		sym_frame(sy, false, tgid, comm, st.ip[i], i == 0, &ss->u[i]);
 }
@@ -399,6 +406,36 @@ void lt_prof_uw_size(struct lt_prof_uw *u, struct lt_suite *s, struct lt_syms *s
 	u->on = true;
 }
 
+/*
+ * now + the mappings of old that overlap none of now, in address order, at most LT_UW_MAPS (now
+ * first): a library that a dlopen loop maps and unmaps keeps its rows while it is away, so a
+ * refresh that catches it unmapped does not leave its next samples without tables.
+ */
+static void uw_merge(struct lt_uw_proc *now, const struct lt_uw_proc *old)
+{
+	struct lt_uw_map keep[LT_UW_MAPS];
+	uint32_t nk = 0, i, j;
+
+	for (i = 0; i < old->n && now->n + nk < LT_UW_MAPS; i++) {
+		bool overlaps = false;
+
+		for (j = 0; j < now->n && !overlaps; j++)
+			overlaps = old->m[i].start < now->m[j].end && now->m[j].start < old->m[i].end;
+		if (!overlaps)
+			keep[nk++] = old->m[i];
+	}
+	/* both sorted: merge from the end */
+	i = now->n;
+	j = nk;
+	now->n += nk;
+	for (uint32_t at = now->n; j;) {
+		if (i && now->m[i - 1].start > keep[j - 1].start)
+			now->m[--at] = now->m[--i];
+		else
+			now->m[--at] = keep[--j];
+	}
+}
+
 static void uw_push(struct lt_prof_uw *u, uint32_t tgid, struct lt_uw_track *tr)
 {
 	static struct lt_uw_proc view;
@@ -408,6 +445,8 @@ static void uw_push(struct lt_prof_uw *u, uint32_t tgid, struct lt_uw_track *tr)
 		return;
 	if (lt_syms_unwind(u->sy, &u->t, tgid, &view))
 		return;
+	if (tr && tr->view)
+		uw_merge(&view, tr->view);
 	if (lt_suite_unwind_proc(u->suite, tgid, &view)) {
 		u->proc_full++;
 		return;
@@ -417,9 +456,14 @@ static void uw_push(struct lt_prof_uw *u, uint32_t tgid, struct lt_uw_track *tr)
 		if (lt_grow((void **)&u->v, &u->cap, u->n + 1, sizeof(*u->v)))
 			return;
 		tr = &u->v[u->n++];
+		memset(tr, 0, sizeof(*tr));
 		tr->tgid = tgid;
 	}
 	tr->maps_hash = h;
+	if (!tr->view)
+		tr->view = malloc(sizeof(*tr->view));
+	if (tr->view)
+		memcpy(tr->view, &view, sizeof(view));
 }
 
 int lt_prof_uw_start(struct lt_prof_uw *u)
@@ -476,6 +520,7 @@ void lt_prof_uw_tick(struct lt_prof_uw *u)
 		if (access(path, F_OK)) {
 			/* gone: its entry is free for the next process */
 			lt_suite_unwind_proc(u->suite, u->v[i].tgid, NULL);
+			free(u->v[i].view);
 			u->v[i] = u->v[--u->n];
 			u->gone++;
 			continue;
@@ -535,6 +580,8 @@ void lt_prof_uw_json(struct lt_buf *b, const struct lt_prof_uw *u, const struct 
 
 void lt_prof_uw_free(struct lt_prof_uw *u)
 {
+	for (size_t i = 0; i < u->n; i++)
+		free(u->v[i].view);
 	free(u->v);
 	u->v = NULL;
 	u->n = u->cap = 0;

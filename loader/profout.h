@@ -50,6 +50,7 @@ struct lt_sstack {
 	struct lt_frame u[LT_STACK_DEPTH + 1];
 	struct lt_frame k[LT_STACK_DEPTH];
 	int nu, nk;
+	bool u_complete; /* the unwinder reached the outermost user frame */
 };
 
 /*
@@ -72,6 +73,7 @@ struct lt_prof_counts {
 struct lt_uw_track {
 	uint32_t tgid;
 	uint64_t maps_hash; /* of /proc/TGID/maps as last pushed */
+	struct lt_uw_proc *view; /* as last pushed */
 };
 
 struct lt_prof_uw {

@@ -122,6 +122,10 @@ __noinline int lt_uw_step(__u32 depth)
 	/* a caller's frame lies above its callee's: anything else is a corrupt or foreign stack */
 	if (cfa <= s->sp || bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
 		return LT_UW_STOP_READ;
+	/* past the user half of the address space: not a return address (a frame pointer that was
+	 * no frame pointer read garbage) */
+	if (ra >= LT_UW_USER_END)
+		return LT_UW_STOP_READ;
 	if (r && (r->kind & LT_UW_FP_SAVED) &&
 	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8 * (__s64)r->fp_off)))
 		return LT_UW_STOP_READ;

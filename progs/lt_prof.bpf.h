@@ -174,6 +174,9 @@ static __always_inline bool lt_uw_walk(struct lt_stack *b)
 		return false;
 	if (s->n < LT_STACK_DEPTH)
 		b->ip[s->n] = 0;
+	/* user addresses never have the top bit: the mark cannot be a frame */
+	if (r == LT_UW_DONE && s->n - 1 < LT_STACK_DEPTH)
+		b->ip[s->n - 1] |= LT_UW_COMPLETE;
 	lt_prof_inc(LT_PC_UW_WALKS);
 	if (r == LT_UW_STOP_EXPR)
 		lt_prof_inc(LT_PC_UW_EXPR);
