@@ -75,7 +75,8 @@ static uint64_t rd_uint(struct rd *r, unsigned int n)
 	return v;
 }
 
-static uint64_t rd_uleb(struct rd *r)
+/* LEB128; bits past 64 are dropped, the bytes still consumed; signed: sign-extended */
+static uint64_t rd_leb(struct rd *r, bool sign)
 {
 	uint64_t v = 0;
 	unsigned int shift = 0;
@@ -85,33 +86,24 @@ static uint64_t rd_uleb(struct rd *r)
 		if (!rd_need(r, 1))
 			return 0;
 		b = *r->p++;
-		/* bits past 64 are dropped, the bytes still consumed */
 		if (shift < 64) {
 			v |= (uint64_t)(b & 0x7f) << shift;
 			shift += 7;
 		}
 	} while (b & 0x80);
+	if (sign && shift < 64 && (b & 0x40))
+		v |= ~0ull << shift;
 	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	return rd_leb(r, false);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (!rd_need(r, 1))
-			return 0;
-		b = *r->p++;
-		if (shift < 64) {
-			v |= (uint64_t)(b & 0x7f) << shift;
-			shift += 7;
-		}
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ull << shift;
-	return (int64_t)v;
+	return (int64_t)rd_leb(r, true);
 }
 
 /* a uleb length, then that many bytes: returns their start, NULL when they run past the end */

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * One step of the user-stack walker (lt_uw_walk in lt_prof.bpf.h): the caller's frame from the
+ * unwind rows of the mapping that holds the pc (headers/lt_unwind.h), else by frame pointer.
+ */
+#include "lt_stack.bpf.h"
+
+/* The row of lt_uw_rows[first, first + count) that covers vaddr, or NULL. */
+static __always_inline const struct lt_uw_row *uw_row(__u32 first, __u32 count, __u64 vaddr)
+{
+	const struct lt_uw_row *r;
+	__u32 lo = first, hi = first + count, mid;
+
+	r = bpf_map_lookup_elem(&lt_uw_rows, &lo);
+	if (!r || r->pc > vaddr)
+		return NULL;
+	/* invariant: rows[lo].pc <= vaddr < rows[hi].pc; 2^26 rows at most */
+	for (int i = 0; i < 26 && hi - lo > 1; i++) {
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(&lt_uw_rows, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return bpf_map_lookup_elem(&lt_uw_rows, &lo);
+}
+
+/* The mapping of p that holds pc, or NULL. */
+static __always_inline const struct lt_uw_map *uw_map(const struct lt_uw_proc *p, __u64 pc)
+{
+	__u32 lo = 0, hi = p->n, mid;
+
+	if (hi > LT_UW_MAPS)
+		hi = LT_UW_MAPS;
+	/* lo: the mappings that start at or below pc */
+	for (int i = 0; i < 7 && lo < hi; i++) {
+		mid = (lo + hi) / 2;
+		if (p->m[mid & (LT_UW_MAPS - 1)].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= p->m[(lo - 1) & (LT_UW_MAPS - 1)].end)
+		return NULL;
+	return &p->m[(lo - 1) & (LT_UW_MAPS - 1)];
+}
+
+/* See lt_prof.bpf.h (lt_uw_walk). depth: frames done; from the second on, pc is the return address - 1. */
+__noinline int lt_uw_step(__u32 depth)
+{
+	static const __u32 zero;
+	struct lt_uw_state *s = bpf_map_lookup_elem(&lt_uw_st, &zero);
+	struct lt_stack *out = bpf_map_lookup_elem(&lt_stack_buf, &zero);
+	const struct lt_uw_proc *p;
+	const struct lt_uw_map *m;
+	const struct lt_uw_row *r = NULL;
+	__u64 pc, cfa, ra, bp, vaddr;
+	__u32 kind = LT_UW_NONE, n;
+
+	if (!s || !out)
+		return LT_UW_STOP_READ;
+	n = s->n;
+	if (n >= LT_STACK_DEPTH)
+		return LT_UW_STOP_DEPTH;
+	if (!s->ip)
+		return LT_UW_DONE;
+	out->ip[n] = s->ip;
+	s->n = n + 1;
+	p = bpf_map_lookup_elem(&lt_uw_procs, &s->tgid);
+	if (!p)
+		return LT_UW_STOP_NOPROC;
+	pc = depth ? s->ip - 1 : s->ip;
+	m = uw_map(p, pc);
+	if (m && m->count) {
+		vaddr = pc - m->bias;
+		if (vaddr <= 0xffffffffull)
+			r = uw_row(m->first, m->count, vaddr);
+		if (r)
+			kind = r->kind & LT_UW_CFA_MASK;
+	}
+	bp = s->bp;
+	switch (kind) {
+	case LT_UW_CFA_SP:
+		cfa = s->sp + r->cfa_off;
+		break;
+	case LT_UW_CFA_FP:
+		cfa = s->bp + r->cfa_off;
+		break;
+	case LT_UW_CFA_PLT:
+		cfa = s->sp + 8 + ((s->ip & 15) >= 11 ? 8 : 0);
+		break;
+	case LT_UW_END:
+		return LT_UW_DONE;
+	case LT_UW_EXPR:
+		return LT_UW_STOP_EXPR;
+	case LT_UW_SIGNAL:
+		return LT_UW_STOP_SIGNAL;
+	default:
+		/* no rows here (JIT code, a gap, a file without CFI): the frame pointer chain */
+		lt_prof_inc(LT_PC_UW_FP);
+		if (!bp || bp < s->sp || bpf_probe_read_user(&bp, sizeof(bp), (void *)bp))
+			return LT_UW_STOP_READ;
+		cfa = s->bp + 16;
+		r = NULL;
+		break;
+	}
+	/* a caller's frame lies above its callee's: anything else is a corrupt or foreign stack */
+	if (cfa <= s->sp || bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		return LT_UW_STOP_READ;
+	/* past the user half of the address space: not a return address (a frame pointer that was
+	 * no frame pointer read garbage) */
+	if (ra >= LT_UW_USER_END)
+		return LT_UW_STOP_READ;
+	if (r && (r->kind & LT_UW_FP_SAVED) &&
+	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8 * (__s64)r->fp_off)))
+		return LT_UW_STOP_READ;
+	s->ip = ra;
+	s->sp = cfa;
+	s->bp = bp;
+	return ra ? LT_UW_GO : LT_UW_DONE;
+}
+
