@@ -340,6 +340,7 @@ void lt_prof_print_losses(FILE *f, const struct lt_prof_counts *c)
 /* rows of headroom past what the processes map at the start (dlopen, new processes) */
 #define UW_SPARE_ROWS (64u * 1024)
 #define UW_PROCS_PID 64 /* -p: the process, and room for pid reuse */
+#define UW_PROCS_MIN 256 /* no -p: twice the live processes, within these bounds (2 KiB each) */
 #define UW_PROCS_ALL 4096
 #define UW_REFRESH_NS 200000000ull
 
@@ -375,7 +376,7 @@ static bool is_pid_dir(const char *name, uint32_t *pid)
 void lt_prof_uw_size(struct lt_prof_uw *u, struct lt_suite *s, struct lt_syms *sy, uint32_t pid,
 		     bool off)
 {
-	uint64_t need = 0, rows;
+	uint64_t need = 0, rows, live = 0;
 	struct dirent *d;
 	uint32_t p;
 	DIR *dir;
@@ -393,11 +394,15 @@ void lt_prof_uw_size(struct lt_prof_uw *u, struct lt_suite *s, struct lt_syms *s
 		/* every file mapped now is built once: samples of running processes unwind at once */
 		dir = opendir("/proc");
 		while (dir && (d = readdir(dir)))
-			if (is_pid_dir(d->d_name, &p) && p != (uint32_t)getpid())
+			if (is_pid_dir(d->d_name, &p) && p != (uint32_t)getpid()) {
 				need += lt_syms_unwind_need(sy, &u->t, p);
+				live++;
+			}
 		if (dir)
 			closedir(dir);
-		u->procs = UW_PROCS_ALL;
+		u->procs = live * 2 < UW_PROCS_MIN   ? UW_PROCS_MIN
+			   : live * 2 > UW_PROCS_ALL ? UW_PROCS_ALL
+						     : live * 2;
 	}
 	rows = need + need / 2 + UW_SPARE_ROWS;
 	if (rows > (1u << 26)) /* the walker's search covers 2^26 rows */
@@ -479,7 +484,7 @@ int lt_prof_uw_start(struct lt_prof_uw *u)
 		return lt_error(LT_FAIL, "cannot map the unwind table: %s", strerror(errno));
 	if (u->pid)
 		lt_prof_uw_add(u, u->pid);
-	if (u->procs == UW_PROCS_ALL) {
+	if (!u->pid) {
 		dir = opendir("/proc");
 		while (dir && (d = readdir(dir)) && u->n < u->procs)
 			if (is_pid_dir(d->d_name, &p) && p != (uint32_t)getpid())
