@@ -850,6 +850,7 @@ void lt_ident_stats(const struct lt_ident_cache *pc, struct lt_ident_stats *st)
 	*st = c->st;
 	st->entries = c->t.n;
 	st->v1_entries = c->pt.n;
+	st->v1_cap = c->cfg.pid_cap;
 }
 
 const char *lt_ident_root(const struct lt_ident_cache *pc)

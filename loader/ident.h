@@ -49,6 +49,7 @@ struct lt_ident_stats {
 	uint64_t hits, misses, unknown; /* unknown: misses no rescan resolved */
 	uint64_t rescans, evictions, expired; /* expired: gone past the grace, negative timed out */
 	uint64_t v1_lookups, v1_entries, v1_evictions; /* /proc/PID/cgroup reads, per-pid cache */
+	uint64_t v1_cap, v1_expired; /* v1_expired: dropped past their exit's grace */
 };
 
 struct ident_impl;

@@ -133,7 +133,7 @@ struct by_state {
 	uint32_t folded_mask;
 	uint64_t nfolded;
 	struct by_cg *cgs; /* open addressing by cgroup id, 2 * LT_CG_MAX */
-	uint32_t cgs_mask;
+	uint32_t cgs_mask, ncgs;
 	uint32_t scrape;
 	uint64_t now_ns, refresh_ns;
 };
@@ -331,6 +331,7 @@ static void cg_del(struct by_state *b, struct by_cg *e)
 		i = j;
 	}
 	b->cgs[i].id = 0;
+	b->ncgs--;
 }
 
 static void on_cg(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS])
@@ -349,6 +350,7 @@ static void on_cg(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS])
 			       : b->kind == BY_CONTAINER ? id->container_id
 							 : id->pod_uid;
 		c->id = cgroup_id;
+		b->ncgs++;
 		c->label = by_label_of(b, name) - b->labels;
 		memset(c->last, 0, sizeof(c->last));
 	}
@@ -461,6 +463,46 @@ static int put_by(struct server *s)
 		lt_put_c(b, '\n');
 	}
 	return 0;
+}
+
+static void put_cache(struct lt_buf *b, const char *metric, const char *cache, uint64_t v)
+{
+	lt_put_s(b, metric);
+	lt_put_s(b, "{cache=\"");
+	lt_put_s(b, cache);
+	lt_put_s(b, "\"} ");
+	lt_put_u64(b, v);
+	lt_put_c(b, '\n');
+}
+
+/* This process's own caches against their caps: flat over time, or a leak shows (bench/soak) */
+static void put_caches(struct server *s)
+{
+	const struct by_state *by = &s->by;
+	struct lt_buf *b = s->body;
+	struct lt_ident_stats st;
+
+	if (by->kind == BY_NONE && !s->blame_ids_open)
+		return;
+	for (int cap = 0; cap < 2; cap++) {
+		const char *m = cap ? "lowtrace_cache_capacity" : "lowtrace_cache_entries";
+
+		help_type(b, m, "gauge",
+			  cap ? "Entries a cache of this metrics process holds at most."
+			      : "Entries in a cache of this metrics process (cgroup paths, workload "
+				"labels, cgroups counted per workload).");
+		if (by->kind != BY_NONE) {
+			lt_ident_stats(&by->ident, &st);
+			put_cache(b, m, "by_ident", cap ? st.cap : st.entries);
+			put_cache(b, m, "by_labels", cap ? by->max : by->nlabels);
+			put_cache(b, m, "by_cgroups", cap ? by->cgs_mask + 1 : by->ncgs);
+			put_cache(b, m, "by_folded", cap ? by->folded_mask + 1 : by->nfolded);
+		}
+		if (s->blame_ids_open) {
+			lt_ident_stats(&s->blame_ids, &st);
+			put_cache(b, m, "blame_ident", cap ? st.cap : st.entries);
+		}
+	}
 }
 
 /* kernel.bpf_stats_enabled: the programs' run_cnt and run_time_ns grow only while it is 1 */
@@ -811,6 +853,7 @@ static int scrape(struct server *s)
 	put_map_gauge(s, "lowtrace_map_memory_bytes",
 		      "Kernel memory of a probe's stateful map (memlock in its fdinfo).",
 		      MAP_MEMLOCK);
+	put_caches(s);
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_prom *m = lt_probes[i].prom;
 

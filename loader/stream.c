@@ -260,11 +260,32 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 	return LT_OK;
 }
 
-static volatile sig_atomic_t hup;
+static volatile sig_atomic_t hup, usr1;
 
 static void on_hup(int sig)
 {
 	hup = sig;
+}
+
+static void on_usr1(int sig)
+{
+	usr1 = sig;
+}
+
+/* SIGUSR1: one line of the caches' sizes against their caps (bench/soak reads it) */
+static void print_stats(struct stream *s)
+{
+	struct lt_ident_stats st;
+
+	lt_ident_stats(&s->ident, &st);
+	fprintf(stderr,
+		"lowtrace: stats: ident_cgroups=%llu/%llu ident_pids=%llu/%llu evicted=%llu "
+		"expired=%llu pids_evicted=%llu pids_expired=%llu rescans=%llu rotations=%llu\n",
+		(unsigned long long)st.entries, (unsigned long long)st.cap,
+		(unsigned long long)st.v1_entries, (unsigned long long)st.v1_cap,
+		(unsigned long long)st.evictions, (unsigned long long)st.expired,
+		(unsigned long long)st.v1_evictions, (unsigned long long)st.v1_expired,
+		(unsigned long long)st.rescans, (unsigned long long)s->out.rotations);
 }
 
 /* ms left of --duration (~0 without one), 0 when it is over */
@@ -296,6 +317,10 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		if (hup) {
 			hup = 0;
 			lt_out_reopen(&s->out);
+		}
+		if (usr1) {
+			usr1 = 0;
+			print_stats(s);
 		}
 		if (s->out.blocked) {
 			/* the ring keeps its position until the output takes more */
@@ -369,6 +394,7 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 {
 	static char outbuf[LT_OUT_SIZE];
 	static struct source src;
+	struct sigaction usr = { .sa_handler = on_usr1 };
 	struct lt_ident_cfg cfg = {};
 	struct lt_ident_stats ist;
 	uint64_t start = lt_now_ms();
@@ -382,6 +408,7 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 		lt_out_file(&s->out, s->output, s->rotate_size, s->rotate_keep);
 	}
 	lt_catch_stop();
+	sigaction(SIGUSR1, &usr, NULL);
 	cfg.cap = s->ident_cap;
 	if (lt_ident_open(&s->ident, &cfg))
 		return lt_error(LT_FAIL, "cannot allocate the identity cache (--ident-cap %u)",
