@@ -45,6 +45,12 @@ struct pentry {
 	struct lt_ident ident;
 };
 
+/* An exit record's process and time, queued until its v1 entry may go */
+struct xq {
+	uint32_t pid;
+	uint64_t exit_ns;
+};
+
 /* A fixed table of `cap` entries with an LRU list; slots map key -> index + 1. */
 struct lru {
 	uint32_t cap, n, mask;
@@ -63,13 +69,16 @@ struct ident_impl {
 	struct lru pt;
 	struct pentry *pe;
 	char *ppaths; /* pid_cap * path_max */
+	struct xq *xq; /* pid_cap exits, oldest first: their entries go after the grace */
+	uint32_t xq_head, xq_n;
 	char *walk; /* WALK_DEPTH * WALK_BUF */
 	char wpath[4096];
 	uint32_t gen;
 	uint64_t want; /* the id the rescan is for */
 	uint64_t now; /* the last lt_ident_get's time */
 	uint64_t last_scan_ns;
-	bool scanned;
+	uint64_t whole_scan_ns; /* the last rescan that had room for every cgroup it walked */
+	bool scanned, cut; /* cut: this walk left a cgroup out (the cache was full) */
 	struct lt_ident_stats st;
 };
 
@@ -389,8 +398,10 @@ static void seen_dir(struct ident_impl *c, uint64_t id, size_t len, uint64_t now
 	}
 	if (!e) {
 		/* full: only the id a record asked for evicts (a walk would only churn the cache) */
-		if (c->t.free == NIL && id != c->want)
+		if (c->t.free == NIL && id != c->want) {
+			c->cut = true;
 			return;
+		}
 		e = add(c, id, now);
 		e->state = E_POS;
 		set_path(c, e, p, len);
@@ -457,15 +468,24 @@ static void rescan(struct ident_impl *c, uint64_t now)
 		return;
 	c->st.rescans++;
 	c->gen++;
+	c->cut = false;
 	if (!fstat(fd, &st))
 		seen_dir(c, st.st_ino, 0, now);
 	walk(c, fd, 0, 0, now);
 	close(fd);
+	if (!c->cut)
+		c->whole_scan_ns = now;
 	/* what this walk did not see is gone: kept for the grace period, then dropped */
 	for (uint32_t i = c->t.head; i != NIL;) {
 		struct entry *e = &c->e[i];
 
 		i = e->next;
+		/* negative ids of short-lived cgroups: no record may ask for them again */
+		if (e->state == E_NEG && now >= e->gone_ns) {
+			drop(c, e);
+			c->st.expired++;
+			continue;
+		}
 		if (e->state != E_POS || e->gen == c->gen)
 			continue;
 		if (!e->gone_ns)
@@ -540,6 +560,33 @@ static void pdrop(struct ident_impl *c, struct pentry *e)
 	e->next = c->pt.free;
 	c->pt.free = i;
 	c->pt.n--;
+}
+
+/*
+ * Drop the v1 entries of processes that exited more than the grace ago (or,
+ * with `force`, the oldest exit's). Without it an exited process's entry would
+ * stay until the LRU pushed it out: a churning host would fill and touch the
+ * whole table (pid_cap entries and paths) however few processes live at once.
+ */
+static void reap(struct ident_impl *c, bool force)
+{
+	while (c->xq_n) {
+		struct xq *q = &c->xq[c->xq_head];
+		struct pentry *e;
+		uint32_t s;
+
+		if (!force && c->now <= q->exit_ns + EXIT_GRACE_NS)
+			return;
+		force = false;
+		e = pfind(c, q->pid, &s);
+		/* the same process's exit: a pid used again is a new entry (exit_ns 0 or later) */
+		if (e && e->exit_ns == q->exit_ns) {
+			pdrop(c, e);
+			c->st.v1_expired++;
+		}
+		c->xq_head = (c->xq_head + 1) % c->cfg.pid_cap;
+		c->xq_n--;
+	}
 }
 
 static void put_path(struct lt_ident *id, char *slot, size_t max, const char *p, size_t n)
@@ -624,6 +671,8 @@ static const struct lt_ident *v1_get(struct ident_impl *c, uint32_t pid, const s
 		return e->known ? &e->ident : v2;
 	}
 	/* first record of this process: read its v1 cgroups once */
+	reap(c, false);
+	pfind(c, pid, &s);
 	if (c->pt.free == NIL) {
 		pdrop(c, &c->pe[c->pt.tail]);
 		c->st.v1_evictions++;
@@ -680,12 +729,15 @@ const struct lt_ident *lt_ident_get(struct lt_ident_cache *pc, uint64_t cgroup_i
 	return v1_get(c, pid, id);
 }
 
-bool lt_ident_gone(struct lt_ident_cache *pc, uint64_t cgroup_id)
+bool lt_ident_gone(struct lt_ident_cache *pc, uint64_t cgroup_id, uint64_t since_ns)
 {
 	struct ident_impl *c = pc->impl;
 	const struct entry *e = c ? find(c, cgroup_id, NULL) : NULL;
 
-	return e && (e->state == E_NEG || e->gone_ns);
+	if (!e)
+		/* a short-lived cgroup gone before any walk: never cached, never a negative entry */
+		return c && c->whole_scan_ns > since_ns;
+	return e->state == E_NEG || e->gone_ns;
 }
 
 void lt_ident_refresh(struct lt_ident_cache *pc, uint64_t now_ns)
@@ -702,6 +754,7 @@ void lt_ident_exit(struct lt_ident_cache *pc, uint32_t pid)
 {
 	struct ident_impl *c = pc->impl;
 	struct pentry *e;
+	uint64_t t;
 	uint32_t s;
 
 	if (!c || !c->v1 || !pid)
@@ -715,6 +768,11 @@ void lt_ident_exit(struct lt_ident_cache *pc, uint32_t pid)
 		LRU_UNLINK(&c->pt, c->pe, (uint32_t)(e - c->pe));
 		LRU_PUSH_TAIL(&c->pt, c->pe, (uint32_t)(e - c->pe));
 	}
+	/* then dropped by reap(); a full queue (pid_cap exits within the grace) drops its oldest */
+	t = e->exit_ns;
+	reap(c, c->xq_n == c->cfg.pid_cap);
+	c->xq[(c->xq_head + c->xq_n) % c->cfg.pid_cap] = (struct xq){ pid, t };
+	c->xq_n++;
 }
 
 /* ---- open, close ---- */
@@ -775,6 +833,7 @@ static void impl_free(struct ident_impl *c)
 	free(c->pe);
 	free(c->ppaths);
 	free(c->walk);
+	free(c->xq);
 	free(c->t.slots);
 	free(c->pt.slots);
 	free(c);
@@ -815,8 +874,9 @@ int lt_ident_open(struct lt_ident_cache *pc, const struct lt_ident_cfg *cfg)
 	c->pe = calloc(c->cfg.pid_cap, sizeof(*c->pe));
 	c->ppaths = malloc((size_t)c->cfg.pid_cap * c->cfg.path_max);
 	c->walk = malloc((size_t)WALK_DEPTH * WALK_BUF);
-	if (!c->e || !c->paths || !c->pe || !c->ppaths || !c->walk || lru_init(&c->t, c->cfg.cap) ||
-	    lru_init(&c->pt, c->cfg.pid_cap)) {
+	c->xq = malloc((size_t)c->cfg.pid_cap * sizeof(*c->xq));
+	if (!c->e || !c->paths || !c->pe || !c->ppaths || !c->walk || !c->xq ||
+	    lru_init(&c->t, c->cfg.cap) || lru_init(&c->pt, c->cfg.pid_cap)) {
 		impl_free(c);
 		return -ENOMEM;
 	}

@@ -33,7 +33,8 @@ struct lt_ident {
 struct lt_ident_cfg {
 	uint32_t cap; /* cgroup entries (0: 16384) */
 	uint32_t pid_cap; /* processes with a v1 identity (0: 4096) */
-	uint32_t path_max; /* bytes of one stored path (0: 256, at most 1024); longer ones are cut */
+	uint32_t
+		path_max; /* bytes of one stored path (0: 256, at most 1024); longer ones are cut */
 	uint64_t rescan_ns; /* least time between rescans (0: 100 ms) */
 	uint64_t grace_ns; /* kept after its cgroup is gone (0: 30 s) */
 	uint64_t neg_ns; /* an id no rescan found stays unknown (0: 10 s) */
@@ -79,11 +80,13 @@ void lt_ident_exit(struct lt_ident_cache *c, uint32_t pid);
 
 /*
  * For readers that keep cgroup ids of their own (metrics --by): whether the
- * last rescan missed this id (it is gone), and a rescan now, within the rate
- * limit (a cache that only rescans on a miss never learns that a cached
+ * last rescan missed this id (it is gone), or, for an id not cached, whether
+ * a rescan that began after `since_ns` (when the reader learnt of the id)
+ * walked the whole tree without finding it; and a rescan now, within the
+ * rate limit (a cache that only rescans on a miss never learns that a cached
  * cgroup went away).
  */
-bool lt_ident_gone(struct lt_ident_cache *c, uint64_t cgroup_id);
+bool lt_ident_gone(struct lt_ident_cache *c, uint64_t cgroup_id, uint64_t since_ns);
 void lt_ident_refresh(struct lt_ident_cache *c, uint64_t now_ns);
 
 void lt_ident_stats(const struct lt_ident_cache *c, struct lt_ident_stats *st);

@@ -115,6 +115,7 @@ struct by_cg {
 	uint64_t id; /* 0: free */
 	uint32_t label; /* index in labels[] */
 	uint32_t seen; /* the scrape that last found it in the kernel map */
+	uint64_t first_ns; /* the scrape that found it first: a whole rescan after it knows */
 	uint64_t last[LT_CG_KINDS]; /* the kernel's counts then */
 };
 
@@ -290,7 +291,8 @@ static struct by_label *by_label_of(struct by_state *b, const char *name)
 	for (i = h & b->folded_mask; b->folded[i] && b->folded[i] != h;
 	     i = (i + 1) & b->folded_mask)
 		;
-	if (!b->folded[i]) {
+	/* at most half full: the probe always ends; past it, new values are not counted */
+	if (!b->folded[i] && b->nfolded < (b->folded_mask + 1) / 2) {
 		b->folded[i] = h;
 		b->nfolded++;
 	}
@@ -350,6 +352,7 @@ static void on_cg(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS])
 			       : b->kind == BY_CONTAINER ? id->container_id
 							 : id->pod_uid;
 		c->id = cgroup_id;
+		c->first_ns = b->now_ns;
 		b->ncgs++;
 		c->label = by_label_of(b, name) - b->labels;
 		memset(c->last, 0, sizeof(c->last));
@@ -372,7 +375,8 @@ static void by_sweep(struct by_state *b)
 	for (uint32_t i = 0; i <= b->cgs_mask; i++) {
 		struct by_cg *c = &b->cgs[i];
 
-		while (c->id && (c->seen != b->scrape || lt_ident_gone(&b->ident, c->id))) {
+		while (c->id &&
+		       (c->seen != b->scrape || lt_ident_gone(&b->ident, c->id, c->first_ns))) {
 			if (c->seen == b->scrape)
 				lt_cg_delete(b->cg, c->id);
 			cg_del(b, c); /* another entry may move into slot i: look again */
@@ -441,7 +445,8 @@ static int put_by(struct server *s)
 		}
 	}
 	help_type(b, "lowtrace_workload_folded", "gauge",
-		  "Workloads summed under other (past --by-max) since metrics started.");
+		  "Workloads summed under other (past --by-max) since metrics started (the "
+		  "first " STR(LT_CG_MAX) " told apart; later ones are not counted).");
 	lt_put_s(b, "lowtrace_workload_folded{by=\"");
 	lt_put_s(b, label);
 	lt_put_s(b, "\"} ");
@@ -487,16 +492,17 @@ static void put_caches(struct server *s)
 	for (int cap = 0; cap < 2; cap++) {
 		const char *m = cap ? "lowtrace_cache_capacity" : "lowtrace_cache_entries";
 
-		help_type(b, m, "gauge",
-			  cap ? "Entries a cache of this metrics process holds at most."
-			      : "Entries in a cache of this metrics process (cgroup paths, workload "
-				"labels, cgroups counted per workload).");
+		help_type(
+			b, m, "gauge",
+			cap ? "Entries a cache of this metrics process holds at most."
+			    : "Entries in a cache of this metrics process (cgroup paths, workload "
+			      "labels, cgroups counted per workload).");
 		if (by->kind != BY_NONE) {
 			lt_ident_stats(&by->ident, &st);
 			put_cache(b, m, "by_ident", cap ? st.cap : st.entries);
 			put_cache(b, m, "by_labels", cap ? by->max : by->nlabels);
 			put_cache(b, m, "by_cgroups", cap ? by->cgs_mask + 1 : by->ncgs);
-			put_cache(b, m, "by_folded", cap ? by->folded_mask + 1 : by->nfolded);
+			put_cache(b, m, "by_folded", cap ? (by->folded_mask + 1) / 2 : by->nfolded);
 		}
 		if (s->blame_ids_open) {
 			lt_ident_stats(&s->blame_ids, &st);

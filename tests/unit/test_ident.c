@@ -376,6 +376,89 @@ static void v1_cases(void)
 	lt_ident_close(&c);
 }
 
+/*
+ * Memory over time (bench/soak): ids of short-lived cgroups and exited processes leave the
+ * cache, so a churning host keeps as many entries as live (or just gone) ones, not the cap.
+ */
+static void churn_cases(void)
+{
+	struct lt_ident_cache c;
+	struct lt_ident_cfg cfg = {
+		.cap = 64, .pid_cap = 64, .rescan_ns = 100 * MS, .neg_ns = 10000 * MS
+	};
+	struct lt_ident_stats st;
+	char mi[600], proc[300];
+	uint64_t t0, base;
+
+	/* hybrid: our tree as cgroup2, a v1 hierarchy (the per-pid table is used) */
+	snprintf(mi, sizeof(mi),
+		 "30 1 0:26 / %s/cg rw - cgroup2 cgroup2 rw\n"
+		 "31 1 0:27 / /x/memory rw - cgroup cgroup rw,memory\n",
+		 tmp);
+	write_file("mountinfo", mi);
+	snprintf(mi, sizeof(mi), "%s/mountinfo", tmp);
+	snprintf(proc, sizeof(proc), "%s/proc", tmp);
+	cfg.mountinfo = mi;
+	cfg.proc = proc;
+	ok(!lt_ident_open(&c, &cfg), "open for churn");
+	t0 = mono() + 1000 * MS; /* after the first walk */
+	lt_ident_stats(&c, &st);
+	base = st.entries;
+
+	/* 40 cgroups gone before any walk saw them: a negative entry each */
+	for (int i = 0; i < 40; i++)
+		lt_ident_get(&c, 900000 + i, 0, t0 + (uint64_t)i * 110 * MS);
+	lt_ident_stats(&c, &st);
+	ok(st.entries == base + 40, "40 negative entries (%llu cached, %llu walked)",
+	   (unsigned long long)st.entries, (unsigned long long)base);
+	/* a rescan past their expiry drops them all, though no record asks for them again */
+	lt_ident_get(&c, 990000, 0, t0 + 15000 * MS);
+	lt_ident_stats(&c, &st);
+	ok(st.entries == base + 1 && st.expired == 40 && !st.evictions,
+	   "a rescan drops the expired ones: %llu cached, %llu expired, %llu evicted",
+	   (unsigned long long)st.entries, (unsigned long long)st.expired,
+	   (unsigned long long)st.evictions);
+
+	/* an id never cached: gone once a whole walk after the reader learnt of it missed it */
+	ok(!lt_ident_gone(&c, 991000, t0 + 16000 * MS), "not cached, no walk since: not gone");
+	lt_ident_refresh(&c, t0 + 16100 * MS);
+	ok(lt_ident_gone(&c, 991000, t0 + 16000 * MS), "not cached, a whole walk since: gone");
+	ok(!lt_ident_gone(&c, 991000, t0 + 16100 * MS), "a walk at the same time: not yet");
+	ok(!lt_ident_gone(&c, ino_of(""), t0), "the root is never gone");
+
+	/* 50 processes' first records and exits: their entries go after the 1 s grace */
+	for (uint32_t pid = 40000; pid < 40050; pid++) {
+		lt_ident_get(&c, ino_of(""), pid, t0 + 17000 * MS);
+		lt_ident_exit(&c, pid);
+	}
+	lt_ident_stats(&c, &st);
+	ok(st.v1_entries == 50, "50 exited processes kept in their grace");
+	lt_ident_get(&c, ino_of(""), 40100, t0 + 18500 * MS);
+	lt_ident_stats(&c, &st);
+	ok(st.v1_entries == 1 && st.v1_expired == 50 && !st.v1_evictions,
+	   "a new process after the grace: %llu entries, %llu expired, %llu evicted",
+	   (unsigned long long)st.v1_entries, (unsigned long long)st.v1_expired,
+	   (unsigned long long)st.v1_evictions);
+	/* a pid used again within the grace is a new process: its entry stays */
+	lt_ident_exit(&c, 40100);
+	lt_ident_get(&c, ino_of(""), 40100, t0 + 20000 * MS); /* past its grace: a new one */
+	lt_ident_get(&c, ino_of(""), 40101, t0 + 20000 * MS);
+	lt_ident_stats(&c, &st);
+	ok(st.v1_entries == 2, "a reused pid's new entry outlives the old exit (%llu entries)",
+	   (unsigned long long)st.v1_entries);
+	/* more exits than the table within one grace: never past the cap */
+	for (uint32_t pid = 50000; pid < 50200; pid++) {
+		lt_ident_get(&c, ino_of(""), pid, t0 + 21000 * MS);
+		lt_ident_exit(&c, pid);
+	}
+	lt_ident_stats(&c, &st);
+	ok(st.v1_entries <= 64 && st.v1_evictions + st.v1_expired >= 136,
+	   "200 exits within a grace, cap 64: %llu entries, %llu evicted, %llu expired",
+	   (unsigned long long)st.v1_entries, (unsigned long long)st.v1_evictions,
+	   (unsigned long long)st.v1_expired);
+	lt_ident_close(&c);
+}
+
 /* What a first record costs on this host's /proc (reported for docs/performance.md). */
 static void v1_timing(void)
 {
@@ -420,6 +503,7 @@ int main(void)
 	derive_cases();
 	cache_cases();
 	v1_cases();
+	churn_cases();
 	v1_timing();
 	{
 		char cmd[300];
