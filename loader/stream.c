@@ -55,7 +55,9 @@ static void help_events(void)
 	       "    how many, per probe; at start, what was lost since the last consumer\n"
 	       "    stopped (or since load). When the suite is unloaded or replaced, the\n"
 	       "    records its ring still holds are printed, then events exits 6, or with\n"
-	       "    --follow streams on from the next suite's first record.\n");
+	       "    --follow streams on from the next suite's first record. SIGUSR1 prints\n"
+	       "    one line on stderr: the identity cache's cgroups and processes against\n"
+	       "    their caps, its evictions and expiries, the walks and rotations.\n");
 	lt_probe_fields_help(stdout);
 	printf("    Records of a task also have, when known: cgroup (its cgroup v2 path),\n"
 	       "    container_id, pod_uid, unit (each absent when the path names none).\n");

@@ -257,6 +257,22 @@ start_events() {
 	for ((i = 0; i < n; i++)); do rmdir "$base/c$i.service" 2>/dev/null || true; done
 }
 
+@test "events: SIGUSR1 prints the caches' sizes against their caps and streams on" {
+	run -0 "$LT" load --probes exec,exit,fork
+	events_bg "$OUT" --json --ident-cap 64
+	kill -USR1 "$EV_PID"
+	local i
+	for ((i = 0; i < 50; i++)); do
+		grep -q '^lowtrace: stats: ' "$OUT.err" && break
+		sleep 0.1
+	done
+	run -0 grep '^lowtrace: stats: ' "$OUT.err"
+	assert_output --regexp '^lowtrace: stats: ident_cgroups=[0-9]+/64 ident_pids=[0-9]+/4096 evicted=[0-9]+ '
+	/bin/true "$MARK"
+	wait_record "$OUT" ".type == \"exec\" and .args == [\"/bin/true\", \"$MARK\"]"
+	stop_consumer "$EV_PID"
+}
+
 @test "status: where identity comes from (the cgroup2 mount, v1 hierarchies, cgroups, the cap)" {
 	run -0 "$LT" load --probes exec
 	local nv1

@@ -104,6 +104,41 @@ sample() {
 	assert_output 1
 }
 
+@test "metrics --by: cgroups removed before any walk saw them leave lt_cg_counts; the caches' gauges" {
+	local p m="$BATS_TEST_TMPDIR/m" i total
+	new_cgroup
+	p=$NEW_CG
+	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
+	metrics_bg --by unit
+	scrape_to "$m.0"
+	# 20 short-lived cgroups, each gone before metrics looks: none resolves
+	for ((i = 0; i < 20; i++)); do
+		mkdir "$p/lt-short$i.scope"
+		execs "$p/lt-short$i.scope" 1
+		rmdir "$p/lt-short$i.scope"
+	done
+	sleep 0.3
+	scrape_to "$m.1"
+	# a new cgroup: its first scrape walks the whole tree, which no longer has them
+	mkdir "$p/lt-next.service"
+	LT_CGROUPS=("$p/lt-next.service" "${LT_CGROUPS[@]}")
+	execs "$p/lt-next.service" 2
+	sleep 0.3
+	scrape_to "$m.2"
+	scrape_to "$m.3"
+	# their counts stay (counters never go down); their kernel entries and ours went
+	total=$(grep -E '^lowtrace_workload_events_total\{probe="exec",' "$m.3" | awk '{ s += $2 } END { print s }')
+	assert_equal "$total" 43
+	run -0 jq -r '.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_cg_counts") | .entries' \
+		< <("$LT" status --json)
+	assert_output 1
+	assert_equal "$(sample "$m.3" 'lowtrace_cache_entries{cache="by_cgroups"}')" 1
+	assert_equal "$(sample "$m.3" 'lowtrace_cache_entries{cache="by_labels"}')" 2
+	assert_equal "$(sample "$m.3" 'lowtrace_cache_capacity{cache="by_labels"}')" 100
+	[ "$(sample "$m.3" 'lowtrace_cache_entries{cache="by_ident"}')" -le \
+		"$(sample "$m.3" 'lowtrace_cache_capacity{cache="by_ident"}')" ]
+}
+
 @test "metrics --by: bad values are usage errors" {
 	run --separate-stderr "$LT" metrics --by node
 	assert_failure 2
