@@ -439,8 +439,8 @@ static int pin_all(struct lt_suite *s, const char *dir)
 			/* a link tells its program's id; without CAP_SYS_ADMIN a reader gets
 			 * the program (run statistics, recursion misses) only from a pin */
 			snprintf(path, sizeof(path), "%s/progs/%s", dir, prog);
-			err = bpf_program__pin(
-				bpf_object__find_program_by_name(s->skel->obj, prog), path);
+			err = bpf_program__pin(bpf_object__find_program_by_name(s->skel->obj, prog),
+					       path);
 			if (!err)
 				err = pin_perm(s, path, 0660);
 			if (err)
