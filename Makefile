@@ -84,7 +84,8 @@ help:
 	@echo "make svctest    the systemd units in a guest booted into systemd (SVC_KERNEL=$(SVC_KERNEL))"
 	@echo "make fleettest  three guests on three kernels scraped by Prometheus (FLEET_KERNELS)"
 	@echo "make install    the binary, systemd units and man page under PREFIX ($(PREFIX)),"
-	@echo "                the config as $(CONFIG) unless it exists (DESTDIR respected)"
+	@echo "                the config as $(CONFIG) unless it exists (DESTDIR respected),"
+	@echo "                the lowtrace user (systemd-sysusers; not with DESTDIR or SYSUSERS=)"
 	@echo "make man        regenerate docs/lowtrace.8 from the -h texts"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make clean      remove build/"
@@ -241,6 +242,10 @@ BINDIR ?= $(PREFIX)/bin
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 MANDIR ?= $(PREFIX)/share/man
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# the units' lowtrace user and group, made at install (not with DESTDIR: a package's postinst);
+# SYSUSERS= installs without making them
+SYSUSERS ?= systemd-sysusers
 CONFIG := $(SYSCONFDIR)/lowtrace/lowtrace.conf
 UNITS := lowtrace.service lowtrace-metrics.service lowtrace-events.service
 
@@ -254,6 +259,10 @@ install: $(BUILD)/lowtrace
 		mv $(DESTDIR)$(UNITDIR)/$$u.tmp $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
 	done
 	install -D -m 0644 docs/lowtrace.8 $(DESTDIR)$(MANDIR)/man8/lowtrace.8
+	install -D -m 0644 dist/sysusers.d/lowtrace.conf $(DESTDIR)$(SYSUSERSDIR)/lowtrace.conf
+	if [ -z "$(DESTDIR)" ] && [ -n "$(SYSUSERS)" ]; then \
+		$(SYSUSERS) $(SYSUSERSDIR)/lowtrace.conf || exit 1; \
+	fi
 	# an existing config is the admin's: never overwritten
 	test -e $(DESTDIR)$(CONFIG) || install -D -m 0644 dist/lowtrace.conf $(DESTDIR)$(CONFIG)
 

@@ -328,6 +328,68 @@ int lt_pins_tidy(void)
 	return err;
 }
 
+/*
+ * --pin-group: the group's readers (lowtrace-metrics, lowtrace-events with CAP_BPF alone) open
+ * what they read with BPF_F_RDONLY, which needs read permission; the kernel opens a link or a
+ * program only read-write, the ring's consumer page is mapped writable, and readers update
+ * lt_seen (events) and delete from lt_cg_counts (metrics): those need write permission.
+ */
+static const char *const pin_rw_maps[] = { "lt_events", "lt_seen", "lt_cg_counts" };
+
+/* chown to the pin group, then its mode; nothing without --pin-group */
+static int pin_perm(const struct lt_suite *s, const char *path, mode_t mode)
+{
+	if (!s->pin_group)
+		return 0;
+	if (chown(path, (uid_t)-1, s->pin_gid) || chmod(path, mode))
+		return -errno;
+	return 0;
+}
+
+static int pin_mkdir(const struct lt_suite *s, const char *path)
+{
+	if (mkdir(path, 0700))
+		return -errno;
+	return pin_perm(s, path, 0750);
+}
+
+static mode_t pin_map_mode(const char *name)
+{
+	for (size_t i = 0; i < sizeof(pin_rw_maps) / sizeof(pin_rw_maps[0]); i++)
+		if (!strcmp(name, pin_rw_maps[i]))
+			return 0660;
+	return 0640;
+}
+
+/*
+ * The group's readers must search LT_PIN_ROOT, which bpffs (systemd's mount, ensure_bpffs)
+ * makes root's 0700: it becomes root:GROUP 0710 (search, no listing). Other pins there keep
+ * their own modes (the kernel creates them 0600). A root already given to another group is
+ * left alone: an error rather than a silent takeover.
+ */
+static int pin_root_search(const struct lt_suite *s)
+{
+	struct stat st;
+
+	if (!s->pin_group)
+		return LT_OK;
+	if (stat(LT_PIN_ROOT, &st))
+		return lt_error(LT_FAIL, "%s: %s", LT_PIN_ROOT, strerror(errno));
+	if ((st.st_mode & S_IXOTH) || (st.st_gid == s->pin_gid && (st.st_mode & S_IXGRP)))
+		return LT_OK;
+	if (st.st_gid != s->pin_gid && (st.st_gid != 0 || (st.st_mode & 070)))
+		return lt_error(LT_FAIL,
+				"--pin-group: %s belongs to group %u (mode %04o): cannot let group "
+				"%u search it",
+				LT_PIN_ROOT, (unsigned int)st.st_gid,
+				(unsigned int)(st.st_mode & 07777), s->pin_gid);
+	if (chown(LT_PIN_ROOT, (uid_t)-1, s->pin_gid) ||
+	    chmod(LT_PIN_ROOT, (st.st_mode & 07777) | S_IXGRP))
+		return lt_error(LT_FAIL, "--pin-group: cannot let group %u search %s: %s",
+				s->pin_gid, LT_PIN_ROOT, strerror(errno));
+	return LT_OK;
+}
+
 static int pin_all(struct lt_suite *s, const char *dir)
 {
 	char path[PATH_MAX];
@@ -335,11 +397,16 @@ static int pin_all(struct lt_suite *s, const char *dir)
 	int err;
 
 	snprintf(path, sizeof(path), "%s/maps", dir);
-	if (mkdir(dir, 0700) || mkdir(path, 0700))
-		return -errno;
+	if ((err = pin_mkdir(s, dir)) || (err = pin_mkdir(s, path)))
+		return err;
 	snprintf(path, sizeof(path), "%s/links", dir);
-	if (mkdir(path, 0700))
-		return -errno;
+	if ((err = pin_mkdir(s, path)))
+		return err;
+	if (s->pin_group) {
+		snprintf(path, sizeof(path), "%s/progs", dir);
+		if ((err = pin_mkdir(s, path)))
+			return err;
+	}
 	bpf_object__for_each_map (m, s->skel->obj) {
 		const char *name = bpf_map__name(m);
 		const char *dot = strrchr(name, '.');
@@ -347,18 +414,35 @@ static int pin_all(struct lt_suite *s, const char *dir)
 		if (bpf_map__fd(m) < 0)
 			continue; /* not created: only a probe that is not loaded uses it */
 		/* internal maps are named "<obj>.rodata": pin as "rodata" */
-		snprintf(path, sizeof(path), "%s/maps/%s", dir, dot ? dot + 1 : name);
+		name = dot ? dot + 1 : name;
+		snprintf(path, sizeof(path), "%s/maps/%s", dir, name);
 		err = bpf_map__pin(m, path);
+		if (!err)
+			err = pin_perm(s, path, pin_map_mode(name));
 		if (err)
 			return err;
 	}
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
+			const char *prog = lt_probes[i].progs[k];
+
 			if (!s->links[lt_probes[i].id][k])
 				continue;
-			snprintf(path, sizeof(path), "%s/links/%s", dir,
-				 lt_link_name(lt_probes[i].progs[k]));
+			snprintf(path, sizeof(path), "%s/links/%s", dir, lt_link_name(prog));
 			err = bpf_link__pin(s->links[lt_probes[i].id][k], path);
+			if (!err)
+				err = pin_perm(s, path, 0660);
+			if (err)
+				return err;
+			if (!s->pin_group)
+				continue;
+			/* a link tells its program's id; without CAP_SYS_ADMIN a reader gets
+			 * the program (run statistics, recursion misses) only from a pin */
+			snprintf(path, sizeof(path), "%s/progs/%s", dir, prog);
+			err = bpf_program__pin(bpf_object__find_program_by_name(s->skel->obj, prog),
+					       path);
+			if (!err)
+				err = pin_perm(s, path, 0660);
 			if (err)
 				return err;
 		}
@@ -596,6 +680,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	s->lock_fd = lock_fd;
 	s->probes = o->probes;
 	s->pin = o->pin;
+	s->pin_group = o->pin && o->pin_group;
+	s->pin_gid = o->pin_gid;
 	s->replace = o->replace;
 	s->skel = lowtrace__open();
 	if (!s->skel) {
@@ -734,6 +820,9 @@ static int pin_suite(struct lt_suite *s)
 	pin_path(tmp, sizeof(tmp), PIN_TMP);
 	pin_path(new, sizeof(new), PIN_NEW);
 	pin_path(old, sizeof(old), PIN_OLD);
+	err = pin_root_search(s);
+	if (err)
+		return err;
 	err = pin_all(s, tmp);
 	if (!err && s->replace) {
 		if (rename(tmp, new))

@@ -37,6 +37,8 @@ struct lt_load_opts {
 	uint32_t max_conns; /* bounded hashes: entries of the tcp map */
 	uint32_t rate[LT_PROBE_SLOTS]; /* --rate-limit: events/s per cgroup, by probe id; 0: none */
 	bool no_shed; /* --no-shed: exec and open records are never written short */
+	bool pin_group; /* --pin-group: pins readable by pin_gid (load only) */
+	unsigned int pin_gid;
 };
 
 /* --max-threads' default: kernel.threads-max, at most LT_MAX_THREADS_CAP */

@@ -21,6 +21,8 @@ struct lt_suite {
 	int lock_fd; /* the pin lock (pinned loads), -1: none */
 	uint64_t probes;
 	bool pin, replace, al_leaks;
+	bool pin_group; /* pins for pin_gid: dirs 0750, pins 0640 or 0660 (kernel.c) */
+	unsigned int pin_gid;
 	bool tp_level; /* the *_tp programs are attached (tracepoints are preemptible) */
 	uint64_t tp_probes; /* the probes whose *_tp program is */
 	bool sk_hash; /* sockets in the hash: a *_tp program needs them there */

@@ -61,6 +61,18 @@ int lt_percpu_u64(int fd, uint32_t key, uint64_t *sum)
 	return 0;
 }
 
+/*
+ * A pin this reader only reads: opened read-only, so a reader of `load --pin-group` (the
+ * units' lowtrace user) needs only read permission on it (kernel.c's pin modes). Links,
+ * programs, the ring and the maps a reader writes are opened read-write (bpf_obj_get).
+ */
+static int pin_get_ro(const char *path)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = BPF_F_RDONLY);
+
+	return bpf_obj_get_opts(path, &o);
+}
+
 int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 {
 	h->ring_fd = h->stats_fd = h->seen_fd = -1;
@@ -82,7 +94,7 @@ int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 					 "only one consumer at a time");
 	}
 	h->ring_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_events");
-	h->stats_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_stats");
+	h->stats_fd = pin_get_ro(LT_PIN_DIR "/maps/lt_stats");
 	h->seen_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_seen");
 	if (h->seen_fd >= 0) {
 		struct bpf_map_info mi = {};
@@ -158,16 +170,22 @@ static int pinned_prog_fd(const char *prog)
 	struct bpf_link_info li = {};
 	__u32 len = sizeof(li);
 	char path[PATH_MAX];
-	int lfd, pfd = -1;
+	int lfd, pfd = -1, e = EPERM;
 
 	snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
 	lfd = bpf_obj_get(path);
 	if (lfd < 0)
 		return -1;
-	if (bpf_obj_get_info_by_fd(lfd, &li, &len) == 0)
+	if (bpf_obj_get_info_by_fd(lfd, &li, &len) == 0) {
 		pfd = bpf_prog_get_fd_by_id(li.prog_id);
+		e = errno;
+	}
 	close(lfd);
-	return pfd;
+	if (pfd >= 0 || e != EPERM)
+		return pfd;
+	/* by id needs CAP_SYS_ADMIN: a --pin-group suite pins its programs for its readers */
+	snprintf(path, sizeof(path), "%s/progs/%s", LT_PIN_DIR, prog);
+	return bpf_obj_get(path);
 }
 
 int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
@@ -284,7 +302,7 @@ struct lt_agg {
 
 static int agg_open_pin(int *fd, const char *path, const char *probe)
 {
-	*fd = bpf_obj_get(path);
+	*fd = pin_get_ro(path);
 	if (*fd >= 0)
 		return LT_OK;
 	if (errno == ENOENT)
@@ -684,7 +702,7 @@ int lt_maps_open(struct lt_maps **out, const bool loaded[LT_PROBE_SLOTS])
 			if (!name)
 				continue;
 			snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, name);
-			fd = bpf_obj_get(path);
+			fd = pin_get_ro(path);
 			if (fd < 0 && errno == ENOENT)
 				continue; /* a suite of a lowtrace without it */
 			if (fd < 0)
@@ -1000,7 +1018,7 @@ int lt_read_status(struct lt_status *st)
 		return err;
 	if (bpf_obj_get_info_by_fd(h.ring_fd, &mi, &len) == 0)
 		st->ringbuf_size = mi.max_entries;
-	fd = bpf_obj_get(LT_PIN_DIR "/maps/rodata");
+	fd = pin_get_ro(LT_PIN_DIR "/maps/rodata");
 	len = sizeof(mi);
 	/* the section also holds static constants the skeleton's struct does not
 	 * name: read the whole value, then the struct's fields at their offsets */
@@ -1142,7 +1160,7 @@ int lt_blame_read(struct lt_blame *out, int max)
 {
 	static struct lt_blame all[LT_BLAME_MAX];
 	struct lt_blame_key key, next, *prev = NULL;
-	int fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_drop_cg"), n = 0, err = 0;
+	int fd = pin_get_ro(LT_PIN_DIR "/maps/lt_drop_cg"), n = 0, err = 0;
 	struct bpf_map_info mi = {};
 	__u32 len = sizeof(mi);
 	/* a suite before rate limits keeps drops alone, a __u64 */

@@ -51,6 +51,7 @@ static const struct opt_desc descs[] = {
 	OPT_NUM("max-conns", LT_O_MAX_CONNS, 1u << 24, true, ZERO_AT_LEAST_1),
 	OPT("rate-limit", LT_O_RATE_LIMIT, STR),
 	OPT("no-shed", LT_O_NO_SHED, FLAG),
+	OPT("pin-group", LT_O_PIN_GROUP, STR),
 	OPT("json", LT_O_JSON, FLAG),
 	OPT("text", LT_O_TEXT, FLAG),
 	OPT("type", LT_O_TYPE, STR),

@@ -57,6 +57,7 @@ enum lt_opt_key {
 	LT_O_RATE_LIMIT,
 	LT_O_NO_SHED,
 	LT_O_NO_UNWIND,
+	LT_O_PIN_GROUP,
 };
 
 /*

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The suite's lifecycle: load, unload, status. */
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,12 +18,13 @@ static void help_load(void)
 	       "SYNOPSIS\n    lowtrace load [--probes LIST] [--pid PID] [--cgroup PATH]"
 	       " [--ringbuf-size BYTES]\n                  [--per-pid] [--count-only] [--replace]"
 	       " [--state MODE] [--max-threads N]\n"
-	       "                  [--max-conns N] [--config FILE]\n\n"
+	       "                  [--max-conns N] [--pin-group GROUP] [--config FILE]\n\n"
 	       "DESCRIPTION\n"
 	       "    Opens and loads the whole suite as one BPF object (one kernel BTF parse),\n"
 	       "    attaches the chosen probes and pins links and maps under\n"
 	       "    " LT_PIN_DIR " (directory mode 0700, pins 0600), so they outlive this\n"
 	       "    command. Mounts bpffs at " LT_PIN_ROOT " if it is not mounted.\n"
+	       "    With --pin-group the pins are for that group's readers too (below).\n"
 	       "    Records outside --pid/--cgroup are never written to the ring.\n\n"
 	       "OPTIONS\n%s"
 	       "    --per-pid            syscalls: one histogram per syscall and process (needs\n"
@@ -30,7 +32,14 @@ static void help_load(void)
 	       "    --count-only         syscalls: counts without latency, one program on\n"
 	       "                         sys_exit instead of two (needs syscalls in --probes)\n"
 	       "    --replace            load the new suite, then swap it for the pinned one\n"
-	       "                         (both run for a moment: no event goes unseen)\n%s\n",
+	       "                         (both run for a moment: no event goes unseen)\n"
+	       "    --pin-group GROUP    let GROUP's members read the suite without root (the\n"
+	       "                         units' lowtrace user, with CAP_BPF alone): the pin\n"
+	       "                         directories root:GROUP 0750, the read-only maps 0640,\n"
+	       "                         the ring, the maps readers write, links and programs\n"
+	       "                         (also pinned then, for their run statistics) 0660;\n"
+	       "                         " LT_PIN_ROOT " made searchable by GROUP (0710, when\n"
+	       "                         it is root's 0700). Never world-readable\n%s\n",
 	       lt_load_opts_help, lt_config_help);
 	lt_print_probes(stdout);
 	printf("\nEXIT STATUS\n    0 loaded; 2 usage; 4 already loaded; 5 no privileges, BTF or "
@@ -491,18 +500,26 @@ int cmd_status(int argc, char **argv)
 
 static int load_opt(void *ctx, int key, const char *arg, uint64_t num)
 {
-	return lt_load_opt(ctx, key, arg, num);
+	struct lt_load_opts *o = ctx;
+	struct group *g;
+
+	if (key != LT_O_PIN_GROUP)
+		return lt_load_opt(ctx, key, arg, num);
+	g = getgrnam(arg);
+	if (!g)
+		return lt_error(LT_USAGE, "--pin-group %s: no such group", arg);
+	o->pin_group = true;
+	o->pin_gid = g->gr_gid;
+	return LT_OK;
 }
 
 int cmd_load(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,      LT_O_PID,
-				    LT_O_CGROUP,      LT_O_RINGBUF,
-				    LT_O_REPLACE,     LT_O_PER_PID,
-				    LT_O_COUNT_ONLY,  LT_O_STATE,
-				    LT_O_MAX_THREADS, LT_O_MAX_CONNS,
-				    LT_O_RATE_LIMIT,  LT_O_NO_SHED,
-				    LT_O_CONFIG,      0 };
+	static const int keys[] = { LT_O_PROBES,     LT_O_PID,	      LT_O_CGROUP,
+				    LT_O_RINGBUF,    LT_O_REPLACE,    LT_O_PER_PID,
+				    LT_O_COUNT_ONLY, LT_O_STATE,      LT_O_MAX_THREADS,
+				    LT_O_MAX_CONNS,  LT_O_RATE_LIMIT, LT_O_NO_SHED,
+				    LT_O_PIN_GROUP,  LT_O_CONFIG,     0 };
 	struct lt_load_opts o;
 	struct lt_suite *s;
 	struct lt_status st;

@@ -46,7 +46,8 @@ wait_lines() {
 # ---- install, units, man page ----
 
 @test "make install puts the binary, units, config and man page under DESTDIR and PREFIX" {
-	local d="$BATS_TEST_TMPDIR/dest" u
+	local d="$BATS_TEST_TMPDIR/dest" u had_user
+	had_user=$(getent passwd lowtrace || true)
 	run make -C "$REPO" -s install DESTDIR="$d" PREFIX=/usr
 	assert_success
 	[ -x "$d/usr/bin/lowtrace" ]
@@ -59,8 +60,20 @@ wait_lines() {
 		! grep -q @ "$d/usr/lib/systemd/system/$u.service"
 	done
 	grep -qx "ExecStop=/usr/bin/lowtrace unload" "$d/usr/lib/systemd/system/lowtrace.service"
-	grep -qx "ExecReload=/usr/bin/lowtrace load --replace --config /etc/lowtrace/lowtrace.conf" \
+	grep -qx "ExecReload=/usr/bin/lowtrace load --replace --pin-group lowtrace --config /etc/lowtrace/lowtrace.conf" \
 		"$d/usr/lib/systemd/system/lowtrace.service"
+	# the readers run as the lowtrace user of sysusers.d, the pins are for its group
+	cmp "$d/usr/lib/sysusers.d/lowtrace.conf" "$REPO/dist/sysusers.d/lowtrace.conf"
+	grep -qx "u lowtrace - .*" "$d/usr/lib/sysusers.d/lowtrace.conf"
+	grep -qx "ExecStart=/usr/bin/lowtrace load --pin-group lowtrace --config /etc/lowtrace/lowtrace.conf" \
+		"$d/usr/lib/systemd/system/lowtrace.service"
+	for u in lowtrace-metrics lowtrace-events; do
+		grep -qx "User=lowtrace" "$d/usr/lib/systemd/system/$u.service"
+		grep -qx "AmbientCapabilities=CAP_BPF" "$d/usr/lib/systemd/system/$u.service"
+		grep -qx "CapabilityBoundingSet=CAP_BPF" "$d/usr/lib/systemd/system/$u.service"
+	done
+	# a DESTDIR install makes no user (a package's postinst does)
+	assert_equal "$(getent passwd lowtrace || true)" "$had_user"
 	grep -qx "Type=oneshot" "$d/usr/lib/systemd/system/lowtrace.service"
 	grep -qx "RemainAfterExit=yes" "$d/usr/lib/systemd/system/lowtrace.service"
 	cmp "$d/etc/lowtrace/lowtrace.conf" "$REPO/dist/lowtrace.conf"
@@ -81,8 +94,9 @@ wait_lines() {
 	command -v systemd-analyze >/dev/null || skip "no systemd-analyze on this host"
 	local p="$BATS_TEST_TMPDIR/p"
 	# installed for real under a scratch prefix: verify checks that ExecStart exists
-	make -C "$REPO" -s install PREFIX="$p/usr" SYSCONFDIR="$p/etc"
-	grep -q "^ExecStart=$p/usr/bin/lowtrace load --config $p/etc/lowtrace/lowtrace.conf$" \
+	# SYSUSERS=: no lowtrace user made on this host
+	make -C "$REPO" -s install PREFIX="$p/usr" SYSCONFDIR="$p/etc" SYSUSERS=""
+	grep -q "^ExecStart=$p/usr/bin/lowtrace load --pin-group lowtrace --config $p/etc/lowtrace/lowtrace.conf$" \
 		"$p/usr/lib/systemd/system/lowtrace.service"
 	run --separate-stderr systemd-analyze verify --man=no "$p"/usr/lib/systemd/system/*.service
 	assert_success
@@ -236,14 +250,101 @@ tiny_tmpfs() {
 }
 
 teardown() {
-	local m
+	local m rc=0
 	for m in "${LT_TMPFS[@]}"; do
 		umount "$m" 2>/dev/null || true
 		rmdir "$m" 2>/dev/null || true
 	done
-	lt_teardown
+	lt_teardown || rc=$?
+	# pin_group_user's user and group, and bpffs' root as it was
+	if [ -n "$LT_PG" ]; then
+		chgrp "${LT_BPFFS_ROOT% *}" /sys/fs/bpf && chmod "${LT_BPFFS_ROOT#* }" /sys/fs/bpf || rc=1
+		userdel "$LT_PG" || rc=1
+		! getent group "$LT_PG" >/dev/null || groupdel "$LT_PG" || rc=1
+	fi
+	return "$rc"
 }
 LT_TMPFS=()
+LT_PG=
+
+# pin_group_user: a system user LT_PG with a group of that name, for load --pin-group; teardown
+# removes them and gives bpffs' root its group and mode back (--pin-group makes it the group's)
+pin_group_user() {
+	LT_PG=ltpg$$
+	LT_BPFFS_ROOT=$(stat -c '%g %a' /sys/fs/bpf)
+	groupadd --system "$LT_PG"
+	useradd --system -g "$LT_PG" -M -d / -s /usr/sbin/nologin "$LT_PG"
+	LT_PG_UID=$(id -u "$LT_PG")
+	LT_PG_GID=$(getent group "$LT_PG" | cut -d: -f3)
+	# how lowtrace-metrics and lowtrace-events run: the user, CAP_BPF alone, no_new_privs
+	LT_READER="setpriv --reuid $LT_PG_UID --regid $LT_PG_GID --clear-groups --inh-caps=-all,+bpf
+		--ambient-caps=+bpf --bounding-set=-all,+bpf --no-new-privs"
+}
+
+@test "load --pin-group: the suite is the group's (dirs 0750, pins 0640 or 0660, none for others)" {
+	command -v setpriv >/dev/null && command -v useradd >/dev/null || skip "no setpriv or useradd"
+	pin_group_user
+	run "$LT" load --probes exec,exit,fork --pin-group "$LT_PG"
+	assert_success
+	assert_equal "$(stat -c '%u:%g %a' "$PIN" "$PIN/maps" "$PIN/links" "$PIN/progs" | sort -u)" \
+		"0:$LT_PG_GID 750"
+	# what readers only read 0640; the ring, what they write, links and programs 0660 (the
+	# kernel opens those read-write only)
+	assert_equal "$(stat -c '%n %a' "$PIN/maps/lt_stats" "$PIN/maps/rodata" "$PIN/maps/lt_drop_cg" \
+		"$PIN/maps/lt_events" "$PIN/maps/lt_seen" "$PIN/maps/lt_cg_counts" | sed "s|$PIN/||")" \
+		"$(printf 'maps/lt_stats 640\nmaps/rodata 640\nmaps/lt_drop_cg 640\nmaps/lt_events 660\nmaps/lt_seen 660\nmaps/lt_cg_counts 660')"
+	assert_equal "$(stat -c %a "$PIN"/links/* "$PIN"/progs/* | sort -u)" 660
+	# a program pinned per link: exec, exit, fork and their fallbacks
+	assert_equal "$(ls "$PIN/progs" | wc -l)" "$(ls "$PIN/links" | wc -l)"
+	[ "$(ls "$PIN/links" | wc -l)" -ge 3 ]
+	# nothing for others, nothing of another group, no pin executable
+	run find "$PIN" \( -perm /o=rwx -o ! -gid "$LT_PG_GID" -o \( ! -type d -perm /ugo=x \) \)
+	assert_output ""
+	# bpffs' root: searchable by the group (not listable), nothing more for others than before
+	assert_equal "$(stat -c %g /sys/fs/bpf)" "$LT_PG_GID"
+	m=$(stat -c %a /sys/fs/bpf)
+	(((8#$m & 8#070) == 8#010))
+	(((8#$m & 8#007) == (8#${LT_BPFFS_ROOT#* } & 8#007)))
+	# the group's member with CAP_BPF alone reads it: status, counters, maps
+	run --separate-stderr $LT_READER "$LT" status --json
+	assert_success
+	assert_equal "$(jq -c '[.probes[] | select(.loaded) | .name]' <<<"$output")" '["exec","exit","fork"]'
+	# the same programs and counters root sees
+	assert_equal "$(jq -c '[.probes[] | select(.loaded) | .prog_id]' <<<"$output")" \
+		"$(status_json | jq -c '[.probes[] | select(.loaded) | .prog_id]')"
+	# another user with CAP_BPF: refused by the pins' modes
+	run --separate-stderr setpriv --reuid nobody --regid nogroup --clear-groups --inh-caps=-all,+bpf \
+		--ambient-caps=+bpf --bounding-set=-all,+bpf "$LT" status
+	assert_failure 5
+	assert_equal "$stderr" "lowtrace: permission denied: $PIN (run as root)"
+	# a replace keeps the group
+	run "$LT" load --replace --probes exec --pin-group "$LT_PG"
+	assert_success
+	run find "$PIN" \( -perm /o=rwx -o ! -gid "$LT_PG_GID" \)
+	assert_output ""
+}
+
+@test "load --pin-group: an unknown group is one error line, exit 2, nothing loaded; without it root's pins" {
+	local f="$BATS_TEST_TMPDIR/pg.conf"
+	run --separate-stderr "$LT" load --probes exec --pin-group lt-no-such-group
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: --pin-group lt-no-such-group: no such group"
+	[ ! -e "$PIN" ]
+	printf '[load]\nprobes = exec\npin-group = lt-no-such-group\n' >"$f"
+	run --separate-stderr "$LT" load --config "$f"
+	assert_failure 2
+	assert_equal "$stderr" "lowtrace: $f:3: --pin-group lt-no-such-group: no such group"
+	[ ! -e "$PIN" ]
+	# an option of load alone
+	run --separate-stderr "$LT" events --pin-group root
+	assert_failure 2
+	# without it: root's alone, as before (0700 directories, 0600 pins, no programs pinned)
+	run "$LT" load --probes exec
+	assert_success
+	assert_equal "$(stat -c '%u:%g %a' "$PIN" "$PIN/maps" "$PIN/links" | sort -u)" "0:0 700"
+	assert_equal "$(find "$PIN" ! -type d -exec stat -c '%u:%g %a' {} + | sort -u)" "0:0 600"
+	[ ! -e "$PIN/progs" ]
+}
 
 @test "events -o on a full disk: reported, the ring is held, every record written once there is room" {
 	local total
@@ -324,24 +425,29 @@ LT_TMPFS=()
 
 # ---- the units' sandbox, without systemd ----
 
-@test "the units' hardening: load, events -o, metrics and unload with / read-only, their capabilities and no_new_privs" {
-	command -v unshare >/dev/null && command -v setpriv >/dev/null || skip "no unshare or setpriv"
-	local log="$BATS_TEST_TMPDIR/log" sb
-	mkdir "$log"
+@test "the units' hardening: load as root, events -o and metrics as the pins' group with CAP_BPF alone, / read-only, no_new_privs" {
+	command -v unshare >/dev/null && command -v setpriv >/dev/null && command -v useradd >/dev/null ||
+		skip "no unshare, setpriv or useradd"
+	local log sb
+	pin_group_user
+	# the log directory: the reader's (LogsDirectory), where it can reach it
+	log=$(mktemp -d /tmp/lowtrace-units.XXXXXX)
+	LT_TMPDIRS+=("$log")
+	chmod 0755 "$log"
 	PORT=$(free_port)
 	# ProtectSystem=strict: every mount read-only but the API ones (bpffs and cgroup2 under
-	# /sys stay writable); LogsDirectory: one writable directory; CapabilityBoundingSet and
-	# NoNewPrivileges as the units set them
-	sb="setpriv --no-new-privs --bounding-set=-all,+bpf,+perfmon,+sys_admin,+sys_resource"
+	# /sys stay writable); LogsDirectory: one writable directory of the reader's; the load
+	# unit's CapabilityBoundingSet, the readers' user and CAP_BPF, NoNewPrivileges
+	sb="setpriv --no-new-privs --bounding-set=-all,+bpf,+perfmon,+sys_admin,+sys_resource,+chown"
 	run --separate-stderr unshare -m --propagation slave bash -c '
 		set -e
-		mount -t tmpfs lt-logs "$2"
+		mount -t tmpfs -o "mode=0700,uid=$6,gid=$7" lt-logs "$2"
 		mount -o remount,bind,ro /
 		! touch /lowtrace-rw-check 2>/dev/null
-		$1 "$3" load --probes exec,exit,fork >/dev/null
-		$1 "$3" events -o "$2/events.json" --duration 4 &
+		$1 "$3" load --probes exec,exit,fork --pin-group "$8" >/dev/null
+		$5 "$3" events -o "$2/events.json" --duration 4 &
 		ev=$!
-		$1 "$3" metrics --listen "127.0.0.1:$4" >/dev/null &
+		$5 "$3" metrics --listen "127.0.0.1:$4" >/dev/null &
 		m=$!
 		sleep 1
 		/bin/true lt-sandbox-mark
@@ -355,15 +461,17 @@ for i in range(100):
         time.sleep(0.1)
 sys.stdout.write(b.decode())" "$4" >"$2/metrics.txt"
 		wait "$ev"
+		# the readers ran as the user
+		stat -c %u "$2/events.json"
 		kill "$m"
 		wait "$m" || true
 		$1 "$3" unload >/dev/null
 		grep -c lt-sandbox-mark "$2/events.json"
 		grep -c "^lowtrace_events_total{probe=\"exec\"} [1-9]" "$2/metrics.txt"
-	' sandbox "$sb" "$log" "$LT" "$PORT"
+	' sandbox "$sb" "$log" "$LT" "$PORT" "$LT_READER" "$LT_PG_UID" "$LT_PG_GID" "$LT_PG"
 	assert_success
 	assert_equal "$stderr" ""
-	assert_equal "$output" "$(printf '1\n1')"
+	assert_equal "$output" "$(printf '%s\n1\n1' "$LT_PG_UID")"
 	[ ! -e "$PIN" ]
 }
 

@@ -93,6 +93,61 @@ marked() {
 	done
 }
 
+# "Overall exposure level for UNIT: 3.4 OK" -> 3.4
+exposure() {
+	systemd-analyze security "$1" 2>&1 | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\) .*/\1/p'
+}
+
+@test "the pins are for the lowtrace group: dirs 0750, pins 0640 or 0660, none for others" {
+	local gid want mode
+	gid=$(getent group lowtrace | cut -d: -f3)
+	[ -n "$gid" ]
+	run stat -c '%u:%g %a' /sys/fs/bpf/lowtrace /sys/fs/bpf/lowtrace/maps \
+		/sys/fs/bpf/lowtrace/maps/lt_stats /sys/fs/bpf/lowtrace/maps/lt_events
+	want=$(printf '0:%s 750\n0:%s 750\n0:%s 640\n0:%s 660' "$gid" "$gid" "$gid" "$gid")
+	echo "$output"
+	[ "$output" = "$want" ]
+	# nothing for others, everything the group's
+	run find /sys/fs/bpf/lowtrace \( -perm /o=rwx -o ! -gid "$gid" \)
+	echo "$output"
+	[ -z "$output" ]
+	# bpffs' root: searchable by the group, nothing for others
+	[ "$(stat -c %g /sys/fs/bpf)" = "$gid" ]
+	mode=$(stat -c %a /sys/fs/bpf)
+	echo "# /sys/fs/bpf: $(stat -c '%A %U:%G' /sys/fs/bpf)" >&3
+	(((8#$mode & 8#010) && !(8#$mode & 8#007)))
+}
+
+@test "lowtrace-metrics and lowtrace-events run as the lowtrace user with CAP_BPF alone" {
+	local uid u pid st
+	uid=$(id -u lowtrace)
+	[ "$uid" != 0 ]
+	for u in lowtrace-metrics.service lowtrace-events.service; do
+		pid=$(systemctl show -P MainPID "$u")
+		[ "$pid" -gt 0 ]
+		st=$(cat "/proc/$pid/status")
+		grep -E '^(Uid|Gid|CapEff|CapPrm|CapBnd|CapAmb|NoNewPrivs)' <<<"$st" | sed "s/^/# $u: /" >&3
+		# real, effective, saved and file-system uid
+		[ "$(awk '/^Uid:/ {print $2, $3, $4, $5}' <<<"$st")" = "$uid $uid $uid $uid" ]
+		# CAP_BPF (39) and nothing else: effective and in the bounding set
+		[ "$(awk '/^CapEff:/ {print $2}' <<<"$st")" = 0000008000000000 ]
+		[ "$(awk '/^CapBnd:/ {print $2}' <<<"$st")" = 0000008000000000 ]
+		[ "$(awk '/^NoNewPrivs:/ {print $2}' <<<"$st")" = 1 ]
+	done
+	# what events wrote is the lowtrace user's
+	[ "$(stat -c %U "$LT_EVENTS_FILE")" = lowtrace ]
+}
+
+@test "systemd-analyze security: metrics and events at most 4.0, the load unit too" {
+	local u e
+	for u in lowtrace-metrics.service lowtrace-events.service lowtrace.service; do
+		e=$(exposure "$u")
+		echo "# $u: exposure $e" >&3
+		[ -n "$e" ]
+		awk -v e="$e" 'BEGIN { exit !(e <= 4.0) }'
+	done
+}
+
 @test "systemctl stop lowtrace leaves no program, map or pin" {
 	run systemctl stop lowtrace.service
 	echo "$output"
