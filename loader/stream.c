@@ -463,7 +463,7 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 		return LT_OK;
 	case LT_O_OUTPUT:
 		s->output = arg;
-		return LT_OK;
+		return lt_out_check("-o", arg, false);
 	case LT_O_ROTATE_SIZE:
 		s->rotate_size = num;
 		return LT_OK;
@@ -486,9 +486,17 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 
 static int rotate_check(const struct stream *s, const char *cmd)
 {
+	char name[4096];
+	int err = LT_OK;
+
 	if ((s->rotate_size || s->rotate_keep != 5) && !s->output)
 		return lt_error(LT_USAGE, "%s: --rotate-size and --rotate-keep need -o FILE", cmd);
-	return LT_OK;
+	/* the names rotation renames to are checked as -o is, before anything starts */
+	for (unsigned int i = 1; s->rotate_size && i <= s->rotate_keep && !err; i++) {
+		snprintf(name, sizeof(name), "%s.%u", s->output, i);
+		err = lt_out_check("-o", name, false);
+	}
+	return err;
 }
 
 static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
