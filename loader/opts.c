@@ -332,16 +332,21 @@ static int parse_argv(int argc, char **argv, const int *keys, void (*help)(void)
 }
 
 /* the sections a config file may have: the commands that take --config, and their options */
-const int lt_load_keys[] = { LT_O_PROBES,     LT_O_PID,		 LT_O_CGROUP,	  LT_O_RINGBUF,
-			     LT_O_REPLACE,    LT_O_PER_PID,	 LT_O_COUNT_ONLY, LT_O_STATE,
-			     LT_O_MAX_THREADS, LT_O_MAX_CONNS,	 LT_O_RATE_LIMIT, LT_O_NO_SHED,
-			     LT_O_CONFIG,     0 };
-const int lt_metrics_keys[] = { LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG,
-				0 };
-const int lt_events_keys[] = { LT_O_JSON,	 LT_O_TEXT,	  LT_O_TYPE,	    LT_O_PID,
-			       LT_O_COUNT,	 LT_O_DURATION,	  LT_O_FOLLOW,	    LT_O_CONTAINER,
-			       LT_O_UNIT,	 LT_O_IDENT_CAP,  LT_O_OUTPUT,	    LT_O_ROTATE_SIZE,
-			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	  0 };
+const int lt_load_keys[] = { LT_O_PROBES,      LT_O_PID,
+			     LT_O_CGROUP,      LT_O_RINGBUF,
+			     LT_O_REPLACE,     LT_O_PER_PID,
+			     LT_O_COUNT_ONLY,  LT_O_STATE,
+			     LT_O_MAX_THREADS, LT_O_MAX_CONNS,
+			     LT_O_RATE_LIMIT,  LT_O_NO_SHED,
+			     LT_O_CONFIG,      0 };
+const int lt_metrics_keys[] = {
+	LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG, 0
+};
+const int lt_events_keys[] = { LT_O_JSON,	 LT_O_TEXT,	 LT_O_TYPE,
+			       LT_O_PID,	 LT_O_COUNT,	 LT_O_DURATION,
+			       LT_O_FOLLOW,	 LT_O_CONTAINER, LT_O_UNIT,
+			       LT_O_IDENT_CAP,	 LT_O_OUTPUT,	 LT_O_ROTATE_SIZE,
+			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	 0 };
 
 static const struct config_section {
 	const char *name;
@@ -483,8 +488,8 @@ static int config_line(struct config_state *c, char *line)
 	return apply(c->cmd, c->keys, d, arg, c->fn, c->ctx, c->seen);
 }
 
-int lt_config_parse(const char *buf, size_t len, const char *name, const char *cmd,
-		    const int *keys, lt_opt_fn fn, void *ctx, uint64_t *seen)
+int lt_config_parse(const char *buf, size_t len, const char *name, const char *cmd, const int *keys,
+		    lt_opt_fn fn, void *ctx, uint64_t *seen)
 {
 	static struct config_state c;
 	char line[4096], where[4200];
@@ -492,8 +497,9 @@ int lt_config_parse(const char *buf, size_t len, const char *name, const char *c
 	int err = LT_OK;
 
 	memset(&c, 0, sizeof(c));
-	c = (struct config_state){ .cmd = cmd, .keys = keys, .fn = fn, .ctx = ctx, .seen = seen,
-				   .section = -1 };
+	c = (struct config_state){
+		.cmd = cmd, .keys = keys, .fn = fn, .ctx = ctx, .seen = seen, .section = -1
+	};
 	while (!err && pos < len) {
 		const char *p = buf + pos, *nl = memchr(p, '\n', len - pos);
 		size_t n = nl ? (size_t)(nl - p) : len - pos;

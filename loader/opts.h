@@ -80,8 +80,8 @@ int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt
  * applied through fn (NULL: only checked), every other section checked as its command checks
  * it. Whence the text came is read_config's business (opts.c); this is what the fuzzer calls.
  */
-int lt_config_parse(const char *buf, size_t len, const char *name, const char *cmd,
-		    const int *keys, lt_opt_fn fn, void *ctx, uint64_t *seen);
+int lt_config_parse(const char *buf, size_t len, const char *name, const char *cmd, const int *keys,
+		    lt_opt_fn fn, void *ctx, uint64_t *seen);
 /* The options of the commands with a config section, ending with 0 */
 extern const int lt_load_keys[], lt_metrics_keys[], lt_events_keys[];
 

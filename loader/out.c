@@ -62,8 +62,7 @@ int lt_out_check(const char *opt, const char *path, bool dev_ok)
 	return LT_OK;
 }
 
-int lt_out_open(const char *path, int flags, bool dev_ok, const char **why, char *buf,
-		size_t len)
+int lt_out_open(const char *path, int flags, bool dev_ok, const char **why, char *buf, size_t len)
 {
 	struct stat st;
 	int fd, e;

@@ -37,8 +37,7 @@ struct lt_out {
  * Checked on the open descriptor (fstat), not only the name. Returns the descriptor, or -1
  * with *why the reason (buf holds it when it is built).
  */
-int lt_out_open(const char *path, int flags, bool dev_ok, const char **why, char *buf,
-		size_t len);
+int lt_out_open(const char *path, int flags, bool dev_ok, const char **why, char *buf, size_t len);
 /* The same rules on what is at `path` now (lstat; NULL when nothing is): the reason, or NULL */
 const char *lt_out_refused(const char *path, bool dev_ok, char *buf, size_t len);
 /* Before anything starts: "lowtrace: OPT PATH: reason: refused" and LT_USAGE, or LT_OK */
