@@ -138,7 +138,7 @@ start_spin() {
 	run --separate-stderr -2 "$LT" profile --duration 1 -o /nonexistent/dir/out
 	assert_equal "$stderr" "lowtrace: -o /nonexistent/dir/out: cannot write there: No such file or directory"
 	run --separate-stderr -2 "$LT" profile --duration 1 -o "$BATS_TEST_TMPDIR"
-	assert_equal "$stderr" "lowtrace: -o $BATS_TEST_TMPDIR: is a directory"
+	assert_equal "$stderr" "lowtrace: -o $BATS_TEST_TMPDIR: a directory: refused"
 	run --separate-stderr -2 "$LT" profile --duration 1 --format svg
 	assert_equal "$stderr" "lowtrace: --format: unknown format 'svg' (known: folded, pprof, json)"
 	run --separate-stderr -2 "$LT" profile --leaks
