@@ -19,6 +19,7 @@
 #include "lt_prof.h"
 #include "opts.h"
 #include "pprof.h"
+#include "out.h"
 #include "profout.h"
 #include "records.h"
 #include "sym.h"
@@ -64,7 +65,7 @@ static int alloc_opt(void *ctx, int key, const char *arg, uint64_t num)
 		break;
 	case LT_O_OUTPUT:
 		o->out = arg;
-		break;
+		return lt_out_check("-o", arg, true);
 	case LT_O_SAMPLE_BYTES:
 		o->sample_bytes = num;
 		break;

@@ -13,15 +13,30 @@ int lt_verbose;
 const char *lt_err_where;
 volatile sig_atomic_t lt_stop;
 
+/*
+ * Messages quote what came from files, the kernel and other processes: bytes outside printable
+ * ASCII are written as \xNN (never raw to a terminal), and the line is at most 512 bytes before
+ * that.
+ */
 static void vline(const char *fmt, va_list ap)
 {
-	char msg[512];
+	char msg[512], out[4 * sizeof(msg)];
+	size_t n = 0;
+	int len = 0;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (lt_err_where)
-		fprintf(stderr, "lowtrace: %s: %s\n", lt_err_where, msg);
-	else
-		fprintf(stderr, "lowtrace: %s\n", msg);
+		len = snprintf(msg, sizeof(msg), "%s: ", lt_err_where);
+	if (len < 0 || (size_t)len >= sizeof(msg))
+		len = 0;
+	vsnprintf(msg + len, sizeof(msg) - len, fmt, ap);
+	for (const unsigned char *p = (const unsigned char *)msg; *p; p++) {
+		if (*p >= 0x20 && *p < 0x7f)
+			out[n++] = *p;
+		else
+			n += snprintf(out + n, sizeof(out) - n, "\\x%02x", *p);
+	}
+	out[n] = 0;
+	fprintf(stderr, "lowtrace: %s\n", out);
 }
 
 int lt_error(int code, const char *fmt, ...)

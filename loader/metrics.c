@@ -1188,42 +1188,6 @@ static void serve_pass(struct server *s, int lfd)
 		answer_waiting(s, now);
 }
 
-static int parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
-{
-	char host[64];
-	const char *colon = strrchr(spec, ':');
-	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
-	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
-	char *end;
-	unsigned long port;
-	size_t hl;
-
-	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(host))
-		return -1;
-	port = strtoul(colon + 1, &end, 10);
-	if (!colon[1] || *end || port == 0 || port > 65535)
-		return -1;
-	hl = colon - spec;
-	memcpy(host, spec, hl);
-	host[hl] = 0;
-	memset(ss, 0, sizeof(*ss));
-	if (host[0] == '[' && host[hl - 1] == ']') {
-		host[hl - 1] = 0;
-		if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
-			return -1;
-		v6->sin6_family = AF_INET6;
-		v6->sin6_port = htons(port);
-		*len = sizeof(*v6);
-		return 0;
-	}
-	if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
-		return -1;
-	v4->sin_family = AF_INET;
-	v4->sin_port = htons(port);
-	*len = sizeof(*v4);
-	return 0;
-}
-
 static int serve(const struct metrics_opts *o)
 {
 	static struct server s;
@@ -1231,7 +1195,7 @@ static int serve(const struct metrics_opts *o)
 	socklen_t sl;
 	int lfd, one = 1, err;
 
-	if (parse_listen(o->listen, &ss, &sl))
+	if (lt_parse_listen(o->listen, &ss, &sl))
 		return lt_error(LT_USAGE,
 				"--listen %s: want HOST:PORT or [V6]:PORT with a numeric "
 				"address",
@@ -1372,10 +1336,8 @@ static int metrics_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_metrics(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY,
-				    LT_O_BY_MAX, LT_O_CONFIG,	   0 };
 	struct metrics_opts o = { .listen = "127.0.0.1:9464", .by_max = 100 };
-	int err = lt_opts_parse(argc, argv, keys, help_metrics, metrics_opt, &o);
+	int err = lt_opts_parse(argc, argv, lt_metrics_keys, help_metrics, metrics_opt, &o);
 
 	if (err)
 		return err;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Every option of every command, described once, and the one parser. */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <linux/magic.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
 #include "lowtrace.h"
 #include "opts.h"
@@ -136,6 +139,105 @@ static int check_rules(const char *cmd, uint64_t seen)
 	return LT_OK;
 }
 
+static int parse_rate_limit(struct lt_load_opts *o, const char *s);
+
+static int parse_state(const char *arg, enum lt_state_mode *state)
+{
+	if (!strcmp(arg, "auto"))
+		*state = LT_STATE_AUTO;
+	else if (!strcmp(arg, "local"))
+		*state = LT_STATE_LOCAL;
+	else if (!strcmp(arg, "hash"))
+		*state = LT_STATE_HASH;
+	else
+		return lt_error(LT_USAGE, "--state: '%s' is not auto, local or hash", arg);
+	return LT_OK;
+}
+
+/*
+ * What a value must be, whichever command or config section it is given to (so `events` refuses
+ * a bad [load] value as `load` does). Only the value itself: what names something on this
+ * machine (--pid, --cgroup, -o) is checked by the command that uses it.
+ */
+static int check_value(int key, const char *arg, uint64_t num)
+{
+	struct sockaddr_storage ss;
+	struct lt_load_opts lo;
+	enum lt_state_mode state;
+	socklen_t sl;
+	uint64_t mask;
+
+	switch (key) {
+	case LT_O_PROBES:
+		return lt_parse_probe_list(arg, false, &mask);
+	case LT_O_TYPE:
+		return lt_parse_probe_list(arg, true, &mask);
+	case LT_O_RINGBUF:
+		if (num < 4096 || (num & (num - 1)))
+			return lt_error(
+				LT_USAGE,
+				"--ringbuf-size: %s is not a power of two between 4096 and 1G",
+				arg);
+		return LT_OK;
+	case LT_O_STATE:
+		return parse_state(arg, &state);
+	case LT_O_RATE_LIMIT:
+		return parse_rate_limit(&lo, arg);
+	case LT_O_CONTAINER:
+		return lt_check_container_arg(arg);
+	case LT_O_UNIT:
+		return lt_check_unit_arg(arg);
+	case LT_O_BY:
+		if (strcmp(arg, "unit") && strcmp(arg, "container") && strcmp(arg, "pod"))
+			return lt_error(LT_USAGE, "--by: '%s' is not unit, container or pod", arg);
+		return LT_OK;
+	case LT_O_LISTEN:
+		if (lt_parse_listen(arg, &ss, &sl))
+			return lt_error(LT_USAGE,
+					"--listen %s: want HOST:PORT or [V6]:PORT with a numeric "
+					"address",
+					arg);
+		return LT_OK;
+	}
+	return LT_OK;
+}
+
+int lt_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len)
+{
+	char host[64];
+	const char *colon = strrchr(spec, ':');
+	struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+	char *end;
+	unsigned long port;
+	size_t hl;
+
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof(host))
+		return -1;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || port == 0 || port > 65535)
+		return -1;
+	hl = colon - spec;
+	memcpy(host, spec, hl);
+	host[hl] = 0;
+	memset(ss, 0, sizeof(*ss));
+	if (host[0] == '[' && host[hl - 1] == ']') {
+		host[hl - 1] = 0;
+		if (inet_pton(AF_INET6, host + 1, &v6->sin6_addr) != 1)
+			return -1;
+		v6->sin6_family = AF_INET6;
+		v6->sin6_port = htons(port);
+		*len = sizeof(*v6);
+		return 0;
+	}
+	if (inet_pton(AF_INET, host, &v4->sin_addr) != 1)
+		return -1;
+	v4->sin_family = AF_INET;
+	v4->sin_port = htons(port);
+	*len = sizeof(*v4);
+	return 0;
+}
+
 /* One option with its value as typed: checked against the command's keys and its limits, then
  * given to `fn` (when set). Marks it in *seen. */
 static int apply(const char *cmd, const int *keys, const struct opt_desc *d, const char *arg,
@@ -159,6 +261,11 @@ static int apply(const char *cmd, const int *keys, const struct opt_desc *d, con
 			return lt_error(LT_USAGE, "%s: invalid value '0'", d->label);
 		if (!num && d->zero == ZERO_AT_LEAST_1)
 			return lt_error(LT_USAGE, "%s: must be at least 1", d->label);
+	}
+	if (d->kind != FLAG) {
+		err = check_value(d->key, arg, num);
+		if (err)
+			return err;
 	}
 	*seen |= 1ull << (d - descs);
 	if (!fn || d->key == LT_O_CONFIG)
@@ -225,8 +332,45 @@ static int parse_argv(int argc, char **argv, const int *keys, void (*help)(void)
 	return LT_OK;
 }
 
-/* the sections a config file may have: the commands that take --config */
-static const char *const config_sections[] = { "load", "metrics", "events" };
+/* the sections a config file may have: the commands that take --config, and their options */
+const int lt_load_keys[] = { LT_O_PROBES,      LT_O_PID,
+			     LT_O_CGROUP,      LT_O_RINGBUF,
+			     LT_O_REPLACE,     LT_O_PER_PID,
+			     LT_O_COUNT_ONLY,  LT_O_STATE,
+			     LT_O_MAX_THREADS, LT_O_MAX_CONNS,
+			     LT_O_RATE_LIMIT,  LT_O_NO_SHED,
+			     LT_O_PIN_GROUP,   LT_O_CONFIG,
+			     0 };
+const int lt_metrics_keys[] = {
+	LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG, 0
+};
+const int lt_events_keys[] = { LT_O_JSON,	 LT_O_TEXT,	 LT_O_TYPE,
+			       LT_O_PID,	 LT_O_COUNT,	 LT_O_DURATION,
+			       LT_O_FOLLOW,	 LT_O_CONTAINER, LT_O_UNIT,
+			       LT_O_IDENT_CAP,	 LT_O_OUTPUT,	 LT_O_ROTATE_SIZE,
+			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	 0 };
+
+static const struct config_section {
+	const char *name;
+	const int *keys;
+} config_sections[] = {
+	{ "load", lt_load_keys },
+	{ "metrics", lt_metrics_keys },
+	{ "events", lt_events_keys },
+};
+#define NSECTIONS (sizeof(config_sections) / sizeof(config_sections[0]))
+
+/* where the parse of one file is */
+struct config_state {
+	const char *cmd;
+	const int *keys;
+	lt_opt_fn fn;
+	void *ctx;
+	uint64_t *seen;
+	int section; /* index in config_sections, -1 before the first */
+	unsigned int line;
+	unsigned int set_at[NSECTIONS][NDESCS]; /* the line an option was set on, 0: not yet */
+};
 
 static char *trim(char *s)
 {
@@ -241,30 +385,59 @@ static char *trim(char *s)
 }
 
 /*
- * One line of the config: a section header, or `name = value` checked for every section and
- * applied when the section is this command's. Errors name FILE:LINE (lt_err_where).
+ * '#' at the start of a line or after a space or tab starts a comment, to the end of the line.
+ * A '#' anywhere else would be part of a value, where it more likely is a comment missing its
+ * space: refused, so no value can hold '#'.
  */
-static int config_line(const char *cmd, const int *keys, char *line, const char **section,
-		       lt_opt_fn fn, void *ctx, uint64_t *seen)
+static int strip_comment(char *line)
 {
+	for (char *p = line; *p; p++) {
+		if (*p != '#')
+			continue;
+		if (p > line && p[-1] != ' ' && p[-1] != '\t')
+			return lt_error(LT_USAGE,
+					"'#' inside a value (a comment needs a space before '#'; "
+					"values cannot hold '#')");
+		*p = 0;
+		break;
+	}
+	return LT_OK;
+}
+
+/*
+ * One line of the config: a section header, or `name = value` checked for every section as its
+ * command would (check_value) and applied when the section is this command's. Errors name
+ * FILE:LINE (lt_err_where).
+ */
+static int config_line(struct config_state *c, char *line)
+{
+	const struct config_section *sec;
 	const struct opt_desc *d = NULL;
 	char *eq, *name, *val, *arg;
+	uint64_t seen_other = 0;
+	unsigned int *at;
+	int err;
 
 	line = trim(line);
-	if (!*line || *line == '#' || *line == ';')
+	if (*line == ';')
+		return LT_OK;
+	err = strip_comment(line);
+	if (err)
+		return err;
+	line = trim(line);
+	if (!*line)
 		return LT_OK;
 	if (*line == '[') {
 		char *end = strchr(line, ']');
 
-		*section = NULL;
+		c->section = -1;
 		if (end && !trim(end + 1)[0]) {
 			*end = 0;
-			for (size_t i = 0; i < sizeof(config_sections) / sizeof(config_sections[0]);
-			     i++)
-				if (!strcmp(trim(line + 1), config_sections[i]))
-					*section = config_sections[i];
+			for (size_t i = 0; i < NSECTIONS; i++)
+				if (!strcmp(trim(line + 1), config_sections[i].name))
+					c->section = i;
 		}
-		if (!*section)
+		if (c->section < 0)
 			return lt_error(LT_USAGE,
 					"unknown section '%s%s' (known: [load], [metrics], "
 					"[events])",
@@ -277,13 +450,20 @@ static int config_line(const char *cmd, const int *keys, char *line, const char 
 	*eq = 0;
 	name = trim(line);
 	val = trim(eq + 1);
-	if (!*section)
+	if (c->section < 0)
 		return lt_error(LT_USAGE, "'%s' before the first [section]", name);
+	sec = &config_sections[c->section];
 	for (size_t i = 0; i < NDESCS && !d; i++)
 		if (!strcmp(descs[i].name, name) && descs[i].key != LT_O_CONFIG)
 			d = &descs[i];
 	if (!d)
-		return lt_error(LT_USAGE, "[%s]: unknown option '%s'", *section, name);
+		return lt_error(LT_USAGE, "[%s]: unknown option '%s'", sec->name, name);
+	/* the last would win unnoticed: a second one is a mistake, named with both lines */
+	at = &c->set_at[c->section][d - descs];
+	if (*at)
+		return lt_error(LT_USAGE, "[%s]: '%s' given twice (lines %u and %u)", sec->name,
+				name, *at, c->line);
+	*at = c->line;
 	if (!*val)
 		return lt_error(LT_USAGE, "%s: no value", name);
 	arg = val;
@@ -295,46 +475,123 @@ static int config_line(const char *cmd, const int *keys, char *line, const char 
 		if (!on)
 			return LT_OK;
 	}
-	if (strcmp(*section, cmd)) {
-		/* another command's section: its values are checked when it runs */
-		if (d->kind == NUM) {
-			uint64_t num;
-
-			return lt_parse_u64(d->label, val, d->suffix, d->max, &num);
-		}
-		return LT_OK;
-	}
-	/* the callbacks may keep the string (a --listen, --output, --cgroup) */
+	/* another command's section: checked as that command checks it, not applied */
+	if (strcmp(sec->name, c->cmd))
+		return apply(sec->name, sec->keys, d, val, NULL, NULL, &seen_other);
+	/* checked before the copy the callbacks may keep (a --listen, --output, --cgroup) */
+	err = apply(c->cmd, c->keys, d, val, NULL, NULL, c->seen);
+	if (err || !c->fn)
+		return err;
+	if (d->kind == FLAG)
+		return apply(c->cmd, c->keys, d, val, c->fn, c->ctx, c->seen); /* no string kept */
 	arg = strdup(val);
 	if (!arg)
 		return lt_error(LT_FAIL, "out of memory");
-	return apply(cmd, keys, d, arg, fn, ctx, seen);
+	return apply(c->cmd, c->keys, d, arg, c->fn, c->ctx, c->seen);
 }
 
+int lt_config_parse(const char *buf, size_t len, const char *name, const char *cmd, const int *keys,
+		    lt_opt_fn fn, void *ctx, uint64_t *seen)
+{
+	static struct config_state c;
+	char line[4096], where[4200];
+	size_t pos = 0;
+	int err = LT_OK;
+
+	memset(&c, 0, sizeof(c));
+	c = (struct config_state){
+		.cmd = cmd, .keys = keys, .fn = fn, .ctx = ctx, .seen = seen, .section = -1
+	};
+	while (!err && pos < len) {
+		const char *p = buf + pos, *nl = memchr(p, '\n', len - pos);
+		size_t n = nl ? (size_t)(nl - p) : len - pos;
+
+		c.line++;
+		snprintf(where, sizeof(where), "%s:%u", name, c.line);
+		lt_err_where = where;
+		if (memchr(p, 0, n))
+			err = lt_error(LT_USAGE, "NUL byte in line %u", c.line);
+		else if (n > sizeof(line) - 2)
+			err = lt_error(LT_USAGE, "line longer than %zu bytes", sizeof(line) - 2);
+		else {
+			memcpy(line, p, n);
+			line[n] = 0;
+			err = config_line(&c, line);
+		}
+		lt_err_where = NULL;
+		pos += n + (nl ? 1 : 0);
+	}
+	return err;
+}
+
+#define CONFIG_MAX (1024 * 1024)
+
+/*
+ * The file first: whoever can write it chooses what root runs and where it writes, so like
+ * sshd's StrictModes it must be a regular file owned by root or this user and writable by no one
+ * else; never through a link, never blocking (a FIFO).
+ */
 static int read_config(const char *path, const char *cmd, const int *keys, lt_opt_fn fn, void *ctx,
 		       uint64_t *seen)
 {
-	const char *section = NULL;
-	char line[4096], where[4200];
-	unsigned int n = 0;
-	int err = LT_OK;
-	FILE *f = fopen(path, "r");
+	struct stat st;
+	char *buf;
+	size_t len = 0;
+	int err, fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0 && errno == ELOOP)
+		return lt_error(LT_USAGE, "--config %s: a symbolic link (never followed)", path);
+	if (fd < 0)
 		return lt_error(LT_USAGE, "--config %s: %s", path, strerror(errno));
-	while (!err && fgets(line, sizeof(line), f)) {
-		n++;
-		snprintf(where, sizeof(where), "%s:%u", path, n);
-		lt_err_where = where;
-		if (!strchr(line, '\n') && !feof(f))
-			err = lt_error(LT_USAGE, "line longer than %zu bytes", sizeof(line) - 2);
-		else
-			err = config_line(cmd, keys, line, &section, fn, ctx, seen);
-		lt_err_where = NULL;
-	}
-	if (!err && ferror(f))
+	if (fstat(fd, &st)) {
 		err = lt_error(LT_FAIL, "--config %s: %s", path, strerror(errno));
-	fclose(f);
+		goto out;
+	}
+	err = LT_USAGE;
+	if (S_ISDIR(st.st_mode))
+		lt_error(err, "--config %s: a directory", path);
+	else if (!S_ISREG(st.st_mode))
+		lt_error(err, "--config %s: not a regular file", path);
+	else if (st.st_uid != 0 && st.st_uid != geteuid())
+		lt_error(err, "--config %s: owned by uid %u, not by root or this user: refused",
+			 path, (unsigned int)st.st_uid);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		lt_error(err, "--config %s: writable by group or others (mode %04o): refused", path,
+			 (unsigned int)(st.st_mode & 07777));
+	else if (st.st_size > CONFIG_MAX)
+		lt_error(err, "--config %s: larger than %u bytes", path, CONFIG_MAX);
+	else
+		err = LT_OK;
+	if (err)
+		goto out;
+	buf = malloc(CONFIG_MAX + 1);
+	if (!buf) {
+		err = lt_error(LT_FAIL, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, buf + len, CONFIG_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = lt_error(LT_FAIL, "--config %s: %s", path, strerror(errno));
+			break;
+		}
+		if (!n)
+			break;
+		len += n;
+		if (len > CONFIG_MAX) {
+			err = lt_error(LT_USAGE, "--config %s: larger than %u bytes", path,
+				       CONFIG_MAX);
+			break;
+		}
+	}
+	if (!err)
+		err = lt_config_parse(buf, len, path, cmd, keys, fn, ctx, seen);
+	free(buf);
+out:
+	close(fd);
 	return err;
 }
 
@@ -584,12 +841,7 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 		o->cgroup = arg;
 		return lt_check_cgroup_arg(arg);
 	case LT_O_RINGBUF:
-		if (num < 4096 || (num & (num - 1)))
-			return lt_error(
-				LT_USAGE,
-				"--ringbuf-size: %s is not a power of two between 4096 and 1G",
-				arg);
-		o->ringbuf_size = num;
+		o->ringbuf_size = num; /* checked by check_value */
 		return LT_OK;
 	case LT_O_REPLACE:
 		o->replace = true;
@@ -601,15 +853,7 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 		o->sys_count = true;
 		return LT_OK;
 	case LT_O_STATE:
-		if (!strcmp(arg, "auto"))
-			o->state = LT_STATE_AUTO;
-		else if (!strcmp(arg, "local"))
-			o->state = LT_STATE_LOCAL;
-		else if (!strcmp(arg, "hash"))
-			o->state = LT_STATE_HASH;
-		else
-			return lt_error(LT_USAGE, "--state: '%s' is not auto, local or hash", arg);
-		return LT_OK;
+		return parse_state(arg, &o->state);
 	case LT_O_MAX_THREADS:
 		o->max_threads = num;
 		return LT_OK;

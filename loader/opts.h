@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "kernel.h"
 
@@ -74,6 +75,20 @@ typedef int (*lt_opt_fn)(void *ctx, int key, const char *arg, uint64_t num);
  */
 int lt_opts_parse(int argc, char **argv, const int *keys, void (*help)(void), lt_opt_fn fn,
 		  void *ctx);
+
+/*
+ * The config text buf[0..len) (named `name` in errors, FILE:LINE) for command cmd: its section
+ * applied through fn (NULL: only checked), every other section checked as its command checks
+ * it. Whence the text came is read_config's business (opts.c); this is what the fuzzer calls.
+ */
+int lt_config_parse(const char *buf, size_t len, const char *name, const char *cmd, const int *keys,
+		    lt_opt_fn fn, void *ctx, uint64_t *seen);
+/* The options of the commands with a config section, ending with 0 */
+extern const int lt_load_keys[], lt_metrics_keys[], lt_events_keys[];
+
+/* --listen HOST:PORT or [V6]:PORT, numeric: 0, or -1 when it is not that */
+struct sockaddr_storage;
+int lt_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t *len);
 
 /*
  * The options `load` and `run` share (--probes --pid --cgroup --ringbuf-size

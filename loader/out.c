@@ -10,6 +10,92 @@
 #include "lowtrace.h"
 #include "out.h"
 
+/*
+ * Why the file `st` describes may not be written, NULL when it may: lowtrace runs as root, so a
+ * link planted at the name, a file someone else owns or can write (they would read what we
+ * append, or choose where it goes), a hard link to another name or anything but a regular file
+ * (a FIFO would block) is never written. dev_ok: a device node root made (/dev/null) is.
+ */
+static const char *refuse(const struct stat *st, bool dev_ok, char *buf, size_t len)
+{
+	if (S_ISLNK(st->st_mode))
+		return "a symbolic link (never followed)";
+	if (dev_ok && S_ISCHR(st->st_mode) && st->st_uid == 0)
+		return NULL;
+	if (S_ISDIR(st->st_mode))
+		return "a directory";
+	if (!S_ISREG(st->st_mode))
+		return "not a regular file";
+	if (st->st_uid != geteuid()) {
+		snprintf(buf, len, "owned by uid %u, not by this user (uid %u)",
+			 (unsigned int)st->st_uid, (unsigned int)geteuid());
+		return buf;
+	}
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(buf, len, "writable by group or others (mode %04o)",
+			 (unsigned int)(st->st_mode & 07777));
+		return buf;
+	}
+	if (st->st_nlink > 1) {
+		snprintf(buf, len, "has %lu hard links", (unsigned long)st->st_nlink);
+		return buf;
+	}
+	return NULL;
+}
+
+const char *lt_out_refused(const char *path, bool dev_ok, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (lstat(path, &st))
+		return NULL; /* nothing there (or not reachable): the open says what fails */
+	return refuse(&st, dev_ok, buf, len);
+}
+
+int lt_out_check(const char *opt, const char *path, bool dev_ok)
+{
+	char buf[96];
+	const char *why = lt_out_refused(path, dev_ok, buf, sizeof(buf));
+
+	if (why)
+		return lt_error(LT_USAGE, "%s %s: %s: refused", opt, path, why);
+	return LT_OK;
+}
+
+int lt_out_open(const char *path, int flags, bool dev_ok, const char **why, char *buf, size_t len)
+{
+	struct stat st;
+	int fd, e;
+
+	/* O_NONBLOCK: a FIFO that slipped in after the check must not hang the open */
+	fd = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		e = errno;
+		/* ELOOP: a link (O_NOFOLLOW); ENXIO: a FIFO without reader; say which */
+		*why = lt_out_refused(path, dev_ok, buf, len);
+		if (!*why)
+			*why = strerror(e);
+		errno = e;
+		return -1;
+	}
+	/* what was opened, not what the name showed a moment ago */
+	if (fstat(fd, &st)) {
+		e = errno;
+		close(fd);
+		*why = strerror(e);
+		errno = e;
+		return -1;
+	}
+	*why = refuse(&st, dev_ok, buf, len);
+	if (*why) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	return fd;
+}
+
 void lt_out_init(struct lt_out *o, char *mem, size_t size)
 {
 	*o = (struct lt_out){ .b = { mem, 0, size }, .fd = STDOUT_FILENO };
@@ -18,24 +104,26 @@ void lt_out_init(struct lt_out *o, char *mem, size_t size)
 }
 
 /* the first failure of an episode is reported; the rest only counted */
-static void file_error(struct lt_out *o, const char *what, int err)
+static void file_error(struct lt_out *o, const char *what, const char *path, const char *why)
 {
 	o->write_errors++;
 	if (!o->blocked)
 		lt_error(LT_FAIL, "%s %s: %s (holding the ring position until it works again)",
-			 what, o->path, strerror(err));
+			 what, path, why);
 	o->blocked = true;
 }
 
 static bool file_open(struct lt_out *o)
 {
 	struct stat st;
+	const char *why;
+	char buf[96];
 
 	if (o->fd >= 0)
 		return true;
-	o->fd = open(o->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+	o->fd = lt_out_open(o->path, O_WRONLY | O_CREAT | O_APPEND, false, &why, buf, sizeof(buf));
 	if (o->fd < 0) {
-		file_error(o, "opening", errno);
+		file_error(o, "opening", o->path, why);
 		return false;
 	}
 	o->written = fstat(o->fd, &st) ? 0 : st.st_size;
@@ -67,7 +155,7 @@ static bool write_out(struct lt_out *o, size_t n)
 			int err = w < 0 ? errno : ENOSPC;
 
 			if (o->path) {
-				file_error(o, "writing", err);
+				file_error(o, "writing", o->path, strerror(err));
 				break;
 			}
 			if (err != EPIPE)
@@ -96,7 +184,8 @@ void lt_out_flush(struct lt_out *o)
 /* FILE.N-1 -> FILE.N ... FILE -> FILE.1, then a new FILE */
 static bool rotate(struct lt_out *o)
 {
-	char from[4096], to[4096];
+	char from[4096], to[4096], buf[96];
+	const char *why;
 
 	for (unsigned int i = o->rotate_keep; i > 0; i--) {
 		if (i > 1)
@@ -104,8 +193,19 @@ static bool rotate(struct lt_out *o)
 		else
 			snprintf(from, sizeof(from), "%s", o->path);
 		snprintf(to, sizeof(to), "%s.%u", o->path, i);
+		/* rename never follows a link, but a planted name is not ours to move or replace */
+		why = lt_out_refused(to, false, buf, sizeof(buf));
+		if (why) {
+			file_error(o, "rotating to", to, why);
+			return false;
+		}
+		why = lt_out_refused(from, false, buf, sizeof(buf));
+		if (why) {
+			file_error(o, "rotating", from, why);
+			return false;
+		}
 		if (rename(from, to) && errno != ENOENT) {
-			file_error(o, "rotating", errno);
+			file_error(o, "rotating", from, strerror(errno));
 			return false;
 		}
 	}

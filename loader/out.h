@@ -29,6 +29,20 @@ struct lt_out {
 	uint64_t rotations;
 };
 
+/*
+ * Every file lowtrace writes (events -o and its rotation, profile and alloc -o) is opened by
+ * lt_out_open: never through a symbolic link (O_NOFOLLOW), never blocking (a FIFO), created
+ * 0600, and refused unless it is a regular file this user owns, not writable by group or
+ * others and with one link; dev_ok also lets a device node root owns be written (/dev/null).
+ * Checked on the open descriptor (fstat), not only the name. Returns the descriptor, or -1
+ * with *why the reason (buf holds it when it is built).
+ */
+int lt_out_open(const char *path, int flags, bool dev_ok, const char **why, char *buf, size_t len);
+/* The same rules on what is at `path` now (lstat; NULL when nothing is): the reason, or NULL */
+const char *lt_out_refused(const char *path, bool dev_ok, char *buf, size_t len);
+/* Before anything starts: "lowtrace: OPT PATH: reason: refused" and LT_USAGE, or LT_OK */
+int lt_out_check(const char *opt, const char *path, bool dev_ok);
+
 /* b over the caller's memory (static: nothing is allocated); ignores SIGPIPE */
 void lt_out_init(struct lt_out *o, char *mem, size_t size);
 /* After lt_out_init: write to `path` (appended to), rotated at `rotate_size` bytes (0: never)

@@ -16,6 +16,7 @@
 #include "lt_prof.h"
 #include "opts.h"
 #include "pprof.h"
+#include "out.h"
 #include "profout.h"
 #include "records.h"
 #include "sym.h"
@@ -137,7 +138,7 @@ static int prof_opt(void *ctx, int key, const char *arg, uint64_t num)
 		break;
 	case LT_O_OUTPUT:
 		o->out = arg;
-		break;
+		return lt_out_check("-o", arg, true);
 	}
 	return LT_OK;
 }

@@ -18,14 +18,17 @@
 #include "lowtrace.h"
 #include "lt_unwind.h"
 #include "opts.h"
+#include "out.h"
 #include "profout.h"
 
 #define OUT_CAP (1024 * 1024)
 
 int lt_pout_open(struct lt_pout *o, const char *path, bool binary)
 {
+	const char *why;
 	struct stat st;
-	int e;
+	char buf[96];
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	/* a closed reader is a write error here (EPIPE), not a signal that kills */
@@ -42,17 +45,18 @@ int lt_pout_open(struct lt_pout *o, const char *path, bool binary)
 					"--format pprof is binary: write it with -o FILE");
 		return LT_OK;
 	}
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return lt_error(LT_USAGE, "-o %s: is a directory", path);
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		/* a device or a fifo (/dev/null, a pipe): written in place */
-		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* the rules of every file lowtrace writes (out.h); a device root made is written in
+	 * place (/dev/null, a terminal), a regular file replaced by a new one */
+	err = lt_out_check("-o", path, true);
+	if (err)
+		return err;
+	if (lstat(path, &st) == 0 && S_ISCHR(st.st_mode)) {
+		o->fd = lt_out_open(path, O_WRONLY, true, &why, buf, sizeof(buf));
 		if (o->fd < 0)
-			return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path,
-					strerror(errno));
+			return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path, why);
 		o->path = NULL;
 		o->own_fd = true;
-		/* -o /dev/tty, -o /dev/stdout: the terminal all the same */
+		/* -o /dev/tty: the terminal all the same */
 		if (binary && isatty(o->fd)) {
 			close(o->fd);
 			return lt_error(LT_USAGE,
@@ -65,16 +69,15 @@ int lt_pout_open(struct lt_pout *o, const char *path, bool binary)
 	if (snprintf(o->tmp, sizeof(o->tmp), "%s.tmp-%d", path, (int)getpid()) >=
 	    (int)sizeof(o->tmp))
 		return lt_error(LT_USAGE, "-o %s: path too long", path);
-	o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	o->fd = lt_out_open(o->tmp, O_WRONLY | O_CREAT | O_EXCL, false, &why, buf, sizeof(buf));
 	if (o->fd >= 0)
 		return LT_OK;
-	e = errno; /* stat below may change errno */
-	if (stat(path, &st) == 0)
+	if (lstat(path, &st) == 0)
 		/* the file exists: creating its temporary file beside it failed (a read-only
 		 * directory, /proc or /sys): say which file, not "no such file" for `path` */
 		return lt_error(LT_USAGE, "-o %s: cannot create %s to replace it with: %s", path,
-				o->tmp, strerror(e));
-	return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path, strerror(e));
+				o->tmp, why);
+	return lt_error(LT_USAGE, "-o %s: cannot write there: %s", path, why);
 }
 
 void lt_pout_flush(struct lt_pout *o)
@@ -117,6 +120,15 @@ int lt_pout_close(struct lt_pout *o, bool ok)
 	else if (close(o->fd))
 		ret = lt_error(LT_FAIL, "%s: %s", o->path, strerror(errno));
 	o->fd = -1;
+	/* rename replaces a link rather than following it; still, what was planted at the
+	 * name during the run is left alone (checked as at the start) */
+	if (ok && ret == LT_OK) {
+		char buf[96];
+		const char *why = lt_out_refused(o->path, false, buf, sizeof(buf));
+
+		if (why)
+			ret = lt_error(LT_FAIL, "-o %s: %s: refused", o->path, why);
+	}
 	if (ok && ret == LT_OK && rename(o->tmp, o->path))
 		ret = lt_error(LT_FAIL, "%s: %s", o->path, strerror(errno));
 	if (!ok || ret != LT_OK)

@@ -492,7 +492,7 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 		return LT_OK;
 	case LT_O_OUTPUT:
 		s->output = arg;
-		return LT_OK;
+		return lt_out_check("-o", arg, false);
 	case LT_O_ROTATE_SIZE:
 		s->rotate_size = num;
 		return LT_OK;
@@ -502,10 +502,10 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 	case LT_O_CONTAINER:
 		s->container = arg;
 		s->container_len = strlen(arg);
-		return lt_check_container_arg(arg);
+		return LT_OK; /* the value checked by the parser (opts.c) */
 	case LT_O_UNIT:
 		s->unit = arg;
-		return lt_check_unit_arg(arg);
+		return LT_OK;
 	case LT_O_IDENT_CAP:
 		s->ident_cap = num;
 		return LT_OK;
@@ -515,9 +515,17 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 
 static int rotate_check(const struct stream *s, const char *cmd)
 {
+	char name[4096];
+	int err = LT_OK;
+
 	if ((s->rotate_size || s->rotate_keep != 5) && !s->output)
 		return lt_error(LT_USAGE, "%s: --rotate-size and --rotate-keep need -o FILE", cmd);
-	return LT_OK;
+	/* the names rotation renames to are checked as -o is, before anything starts */
+	for (unsigned int i = 1; s->rotate_size && i <= s->rotate_keep && !err; i++) {
+		snprintf(name, sizeof(name), "%s.%u", s->output, i);
+		err = lt_out_check("-o", name, false);
+	}
+	return err;
 }
 
 static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
@@ -527,16 +535,11 @@ static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_events(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_JSON,	      LT_O_TEXT,      LT_O_TYPE,
-				    LT_O_PID,	      LT_O_COUNT,     LT_O_DURATION,
-				    LT_O_FOLLOW,      LT_O_CONTAINER, LT_O_UNIT,
-				    LT_O_IDENT_CAP,   LT_O_OUTPUT,    LT_O_ROTATE_SIZE,
-				    LT_O_ROTATE_KEEP, LT_O_CONFIG,    0 };
 	static struct stream s = { .rotate_keep = 5 };
 	struct lt_handles h;
 	int err;
 
-	err = lt_opts_parse(argc, argv, keys, help_events, events_opt, &s);
+	err = lt_opts_parse(argc, argv, lt_events_keys, help_events, events_opt, &s);
 	if (err)
 		return err;
 	err = rotate_check(&s, "events");

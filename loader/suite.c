@@ -515,18 +515,13 @@ static int load_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_load(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,     LT_O_PID,	      LT_O_CGROUP,
-				    LT_O_RINGBUF,    LT_O_REPLACE,    LT_O_PER_PID,
-				    LT_O_COUNT_ONLY, LT_O_STATE,      LT_O_MAX_THREADS,
-				    LT_O_MAX_CONNS,  LT_O_RATE_LIMIT, LT_O_NO_SHED,
-				    LT_O_PIN_GROUP,  LT_O_CONFIG,     0 };
 	struct lt_load_opts o;
 	struct lt_suite *s;
 	struct lt_status st;
 	int err;
 
 	lt_load_defaults(&o);
-	err = lt_opts_parse(argc, argv, keys, help_load, load_opt, &o);
+	err = lt_opts_parse(argc, argv, lt_load_keys, help_load, load_opt, &o);
 	if (!err)
 		err = lt_load_check(&o);
 	if (err)

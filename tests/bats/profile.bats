@@ -138,7 +138,7 @@ start_spin() {
 	run --separate-stderr -2 "$LT" profile --duration 1 -o /nonexistent/dir/out
 	assert_equal "$stderr" "lowtrace: -o /nonexistent/dir/out: cannot write there: No such file or directory"
 	run --separate-stderr -2 "$LT" profile --duration 1 -o "$BATS_TEST_TMPDIR"
-	assert_equal "$stderr" "lowtrace: -o $BATS_TEST_TMPDIR: is a directory"
+	assert_equal "$stderr" "lowtrace: -o $BATS_TEST_TMPDIR: a directory: refused"
 	run --separate-stderr -2 "$LT" profile --duration 1 --format svg
 	assert_equal "$stderr" "lowtrace: --format: unknown format 'svg' (known: folded, pprof, json)"
 	run --separate-stderr -2 "$LT" profile --leaks
@@ -161,7 +161,7 @@ on_tty() {
 	output=${output//$'\r'/}
 }
 
-@test "--format pprof is binary: refused on a terminal, also as -o /dev/tty or /dev/stdout" {
+@test "--format pprof is binary: refused on a terminal, also as -o /dev/tty; -o /dev/stdout (a link) refused" {
 	local e="lowtrace: --format pprof is binary: write it with -o FILE"
 	on_tty "$LT" profile --format pprof --duration 1
 	assert_equal "$status" 2
@@ -169,9 +169,10 @@ on_tty() {
 	on_tty "$LT" profile --format pprof -o /dev/tty --duration 1
 	assert_equal "$status" 2
 	assert_output "lowtrace: -o /dev/tty: a terminal: --format pprof is binary, write it to a file"
+	# /dev/stdout is a symbolic link: never followed, whatever it leads to
 	on_tty "$LT" profile --format pprof -o /dev/stdout --duration 1
 	assert_equal "$status" 2
-	assert_output "lowtrace: -o /dev/stdout: a terminal: --format pprof is binary, write it to a file"
+	assert_output "lowtrace: -o /dev/stdout: a symbolic link (never followed): refused"
 	start_spin sleep 30
 	on_tty "$LT" alloc -p "$WL" --format pprof -o /dev/tty --duration 1
 	assert_equal "$status" 2

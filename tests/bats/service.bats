@@ -131,7 +131,7 @@ wait_lines() {
 @test "config: a bad line names FILE:LINE, exits 2 and loads nothing" {
 	local f="$BATS_TEST_TMPDIR/l.conf" line want
 	while IFS='|' read -r line want; do
-		printf '# comment\n\n[load]\nprobes = exec\n%s\n' "$line" >"$f"
+		printf '# comment\n\n[load]\nstate = auto\n%s\n' "$line" >"$f"
 		run --separate-stderr "$LT" load --config "$f"
 		assert_failure 2
 		assert_one_error_line
