@@ -572,8 +572,7 @@ static bool jit_line(struct symtab *t, char *line)
 	return *name && !symtab_add(t, name, start, size, 0, 0, 0);
 }
 
-/* the lines of fd into t, within the caps: true when cut */
-static bool jit_parse(struct symtab *t, int fd, uint64_t budget_ns)
+bool perfmap_parse(struct symtab *t, int fd, uint64_t budget_ns)
 {
 	uint64_t t0 = lt_now_ns(CLOCK_MONOTONIC), total = 0, lines = 0;
 	size_t have = 0;
@@ -682,9 +681,9 @@ static void jit_refresh(struct lt_syms *s, struct lt_snap *sn, uint32_t tgid)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto out;
-	cut = jit_parse(t, fd, JIT_PARSE_TOTAL_NS - sn->jit_parse_ns < JIT_PARSE_NS
-				       ? JIT_PARSE_TOTAL_NS - sn->jit_parse_ns
-				       : JIT_PARSE_NS);
+	cut = perfmap_parse(t, fd, JIT_PARSE_TOTAL_NS - sn->jit_parse_ns < JIT_PARSE_NS
+					   ? JIT_PARSE_TOTAL_NS - sn->jit_parse_ns
+					   : JIT_PARSE_NS);
 	sn->jit_parse_ns += lt_now_ns(CLOCK_MONOTONIC) - now;
 	s->st.jit_read++;
 	s->st.jit_cut += cut;

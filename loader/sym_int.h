@@ -221,6 +221,12 @@ struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line
 /* the cached [vdso] image when it matches a mapping of map_len bytes, else NULL */
 struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len);
 
+/*
+ * A perf map ("START SIZE NAME" lines, hex) from fd into t, sorted, within the caps: bytes read,
+ * entries, budget_ns of parsing. True when cut at one of them.
+ */
+bool perfmap_parse(struct symtab *t, int fd, uint64_t budget_ns);
+
 /* ---- kernel (kallsyms.c) ---- */
 
 void kernel_reset(struct lt_syms *s);
