@@ -561,12 +561,15 @@ static bool jit_line(struct symtab *t, char *line)
 	char *end, *name;
 	uint64_t start, size;
 
+	errno = 0;
 	start = strtoull(line, &end, 16);
-	if (end == line || *end != ' ')
+	if (end == line || *end != ' ' || *line == '-' || *line == ' ')
 		return false;
 	line = end + 1;
 	size = strtoull(line, &end, 16);
-	if (end == line || *end != ' ' || !size)
+	/* no range past the end of the address space: hostile or garbage */
+	if (end == line || *end != ' ' || *line == '-' || *line == ' ' || !size || errno ||
+	    size > UINT64_MAX - start)
 		return false;
 	name = end + 1;
 	return *name && !symtab_add(t, name, start, size, 0, 0, 0);
