@@ -75,16 +75,16 @@ static int loader_path(uint32_t pid, const struct cand *c, char *out, size_t len
 static int find_in(uint32_t pid, const struct cand *c, const char *name, uint64_t *off,
 		   bool *vanished)
 {
-	char fdpath[32];
+	char fdpath[32], mf[PATH_BUF];
+	struct ident id;
 	int fd, err;
 
-	char mf[PATH_BUF];
-	struct ident id;
-
+	/* never by the path as we see it: that may be another file, outside the process's root */
 	if (!c->can_open)
-		return lt_elf_find_func(c->m.path, name, off);
+		return -ENOENT;
 	fd = map_file_open(pid, &c->m, &id, mf, sizeof(mf));
-	if (fd < 0 || id.dev != c->id.dev || id.ino != c->id.ino) {
+	/* found by map_files before and not now: the mapping is gone, whatever the path holds */
+	if (fd < 0 || id.dev != c->id.dev || id.ino != c->id.ino || (*c->open_path && !*mf)) {
 		if (fd >= 0)
 			close(fd);
 		*vanished = true;
