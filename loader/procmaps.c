@@ -645,7 +645,7 @@ static void jit_refresh(struct lt_syms *s, struct lt_snap *sn, uint32_t tgid)
 	struct ident id;
 	struct stat st;
 	int dir, root = -1, fd = -1;
-	uint64_t now = lt_now_ns(CLOCK_MONOTONIC);
+	uint64_t now = lt_now_ns(CLOCK_MONOTONIC), budget;
 	bool cut;
 
 	sn->jit_check_ns = now;
@@ -684,9 +684,8 @@ static void jit_refresh(struct lt_syms *s, struct lt_snap *sn, uint32_t tgid)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		goto out;
-	cut = perfmap_parse(t, fd, JIT_PARSE_TOTAL_NS - sn->jit_parse_ns < JIT_PARSE_NS
-					   ? JIT_PARSE_TOTAL_NS - sn->jit_parse_ns
-					   : JIT_PARSE_NS);
+	budget = JIT_PARSE_TOTAL_NS - sn->jit_parse_ns;
+	cut = perfmap_parse(t, fd, budget < JIT_PARSE_NS ? budget : JIT_PARSE_NS);
 	sn->jit_parse_ns += lt_now_ns(CLOCK_MONOTONIC) - now;
 	s->st.jit_read++;
 	s->st.jit_cut += cut;
