@@ -166,7 +166,8 @@ int lt_root_open(int rootfd, const char *path, struct stat *st)
 	int pfd, fd;
 
 	pfd = lt_root_openat2(rootfd, path);
-	if (pfd == -ENOSYS)
+	/* before 5.6; or a seccomp filter that does not know it (older ones answer EPERM) */
+	if (pfd == -ENOSYS || pfd == -EPERM)
 		pfd = lt_root_walk(rootfd, path);
 	if (pfd < 0)
 		return pfd;
