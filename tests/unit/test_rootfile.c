@@ -14,7 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rootfile.h"
@@ -157,6 +163,65 @@ static void check(int rootfd, const struct tcase *c, bool have_openat2)
 		close(w);
 }
 
+/* openat2 answers ENOSYS from now on, as before 5.6 (a seccomp filter) */
+static int no_openat2(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+}
+
+/*
+ * lt_root_open where openat2 is missing: in a child whose openat2 answers ENOSYS, the file found
+ * (its inode, or the error) for each path must be what it is here. A bit per path in the exit
+ * status: the paths that differ.
+ */
+static void check_fallback(int rootfd, const char *const *paths, int n)
+{
+	struct stat want[32], st;
+	int err[32], status, bad = 0;
+	pid_t pid;
+
+	for (int i = 0; i < n; i++) {
+		int fd = lt_root_open(rootfd, paths[i], &want[i]);
+
+		err[i] = fd < 0 ? fd : 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	pid = fork();
+	if (!pid) {
+		if (no_openat2() || lt_root_openat2(rootfd, "/etc/file") != -ENOSYS)
+			_exit(255);
+		for (int i = 0; i < n; i++) {
+			int fd = lt_root_open(rootfd, paths[i], &st);
+
+			if (fd < 0 ? fd != err[i]
+				   : err[i] || st.st_ino != want[i].st_ino ||
+					     st.st_dev != want[i].st_dev)
+				bad |= 1 << i;
+			if (fd >= 0)
+				close(fd);
+		}
+		_exit(bad);
+	}
+	ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		   WEXITSTATUS(status) != 255,
+	   "open without openat2: the child's openat2 answers ENOSYS");
+	bad = WIFEXITED(status) ? WEXITSTATUS(status) : 255;
+	for (int i = 0; i < n && bad != 255; i++)
+		ok(!(bad & (1 << i)), "open without openat2 %s: what openat2 finds (%s)", paths[i],
+		   err[i] ? strerror(-err[i]) : "a file");
+}
+
 int main(void)
 {
 	char outsecret[PATH_MAX + 64], path[PATH_MAX + 64];
@@ -223,6 +288,21 @@ int main(void)
 	ok(lt_root_open(rootfd, "/etc", &st) == -EINVAL, "open: a directory is refused");
 	ok(lt_root_open(rootfd, "/abs_out/secret", &st) >= 0 && st.st_size == 5,
 	   "open: the decoy inside, not the file outside");
+
+	{
+		static const char *const paths[] = {
+			"/abs_root/up3/etc/file",
+			"/dir/deep/up9/etc/file",
+			"/abs_out/secret",
+			"/rel_out/secret",
+			"/loop1",
+			"/c0",
+			"/fifo",
+			"/etc",
+		};
+
+		check_fallback(rootfd, paths, 8);
+	}
 
 	/* too long, too deep */
 	memset(path, 'a', sizeof(path) - 1);
