@@ -187,7 +187,7 @@ static int no_openat2(void)
 static void check_fallback(int rootfd, const char *const *paths, int n)
 {
 	struct stat want[32], st;
-	int err[32], status, bad = 0;
+	int err[32], status = 255 << 8, bad = 0; /* no child: as if it could not start */
 	pid_t pid;
 
 	for (int i = 0; i < n; i++) {
