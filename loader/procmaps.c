@@ -3,6 +3,7 @@
  * User space for the symbolizer: snapshots of /proc/PID/maps (the executable file mappings and
  * [vdso]), their files cached by identity, and user address -> frame.
  */
+#define _GNU_SOURCE /* O_PATH */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -17,6 +18,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "lowtrace.h"
+#include "rootfile.h"
 #include "sym_int.h"
 
 /* an address in no mapping of a live process re-reads its maps at most this often */
@@ -138,29 +140,44 @@ static void ident_of(const struct stat *st, struct ident *id)
 }
 
 /*
- * Where the loader can open the file of a mapping: /proc/PID/map_files/RANGE (the very file,
- * deleted or not), else /proc/PID/root/PATH when it is still the same inode. 0 and its identity
- * in *id, or -1; never a device (opening one may have effects).
+ * The file of a mapping, opened: /proc/PID/map_files/RANGE (the very file, deleted or not; its
+ * path in mf), else PATH inside the process's root (mf ""), when it is still the same inode.
+ * The fd (O_RDONLY) and its identity in *id, or -1; never a device (opening one may have
+ * effects), never a file outside the process's root.
  */
-int map_file_path(uint32_t pid, const struct maps_line *m, char *buf, size_t len, struct ident *id)
+int map_file_open(uint32_t pid, const struct maps_line *m, struct ident *id, char *mf, size_t len)
 {
-	struct stat st;
-	int n;
+	struct stat st, st2;
+	int n, fd, root;
 
-	n = snprintf(buf, len, "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
-	if (n > 0 && (size_t)n < len && !stat(buf, &st)) {
+	n = snprintf(mf, len, "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	if (n > 0 && (size_t)n < len && !stat(mf, &st)) {
 		if (!S_ISREG(st.st_mode))
 			return -1;
-		ident_of(&st, id);
-		return 0;
+		fd = open(mf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0 && !fstat(fd, &st2) && st2.st_dev == st.st_dev &&
+		    st2.st_ino == st.st_ino) {
+			ident_of(&st2, id);
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
 	}
-	n = snprintf(buf, len, "/proc/%u/root%s", pid, m->path);
-	if (n > 0 && (size_t)n < len && !stat(buf, &st) && st.st_ino == m->ino &&
-	    S_ISREG(st.st_mode)) {
-		ident_of(&st, id);
-		return 0;
+	if (len)
+		mf[0] = 0;
+	root = lt_proc_root(pid);
+	if (root < 0)
+		return -1;
+	fd = lt_root_open(root, m->path, &st);
+	close(root);
+	if (fd < 0)
+		return -1;
+	if (st.st_ino != m->ino) {
+		close(fd);
+		return -1;
 	}
-	return -1;
+	ident_of(&st, id);
+	return fd;
 }
 
 static uint64_t ident_hash(const struct ident *id)
@@ -190,11 +207,11 @@ static struct lt_file *file_new(struct lt_syms *s, const char *path, struct lt_e
 
 struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m)
 {
-	char open_path[PATH_BUF];
+	char mf[PATH_BUF];
 	struct ident id = { makedev(m->maj, m->min), m->ino, 0, 0 };
 	struct lt_elf *e = NULL;
 	struct lt_file *f;
-	bool can_open = !map_file_path(pid, m, open_path, sizeof(open_path), &id);
+	int fd = map_file_open(pid, m, &id, mf, sizeof(mf));
 	uint64_t key = ident_hash(&id);
 
 	for (struct hnode *n = NULL; (n = ht_find(&s->files, key, n));) {
@@ -202,12 +219,17 @@ struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line
 		if (f->dev != id.dev || f->ino != id.ino || f->size != id.size ||
 		    f->mtime_ns != id.mtime_ns)
 			continue;
-		if (!strcmp(f->path, m->path))
+		if (!strcmp(f->path, m->path)) {
+			if (fd >= 0)
+				close(fd);
 			return f;
+		}
 		e = f->elf; /* a hard link: same contents, its own path */
 	}
+	if (e && fd >= 0)
+		close(fd);
 	if (!e) {
-		e = elf_get(s, can_open ? open(open_path, O_RDONLY | O_CLOEXEC) : -1);
+		e = elf_get(s, fd); /* takes fd */
 		if (!e)
 			return NULL;
 	}
@@ -267,23 +289,31 @@ struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len)
 	return s->vdso;
 }
 
-/* field 22 of /proc/PID/stat: start time in clock ticks after boot */
+/* field 22 of a /proc/PID/stat: start time in clock ticks after boot; 0 when unreadable */
+static uint64_t proc_stat_start(const char *b)
+{
+	const char *c = strrchr(b, ')');
+	unsigned long long v = 0;
+
+	/* fields 3..21 are skipped */
+	if (!c || sscanf(c + 1,
+			 " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+			 "%*d %*d %*d %llu",
+			 &v) != 1)
+		v = 0;
+	return v;
+}
+
 static uint64_t proc_start_time(uint32_t pid)
 {
-	char p[64], *b, *c;
-	unsigned long long v = 0;
+	char p[64], *b;
+	uint64_t v;
 
 	snprintf(p, sizeof(p), "/proc/%u/stat", pid);
 	b = read_all(p);
 	if (!b)
 		return 0;
-	c = strrchr(b, ')');
-	/* fields 3..21 are skipped */
-	if (c && sscanf(c + 1,
-			" %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-			"%*d %*d %*d %llu",
-			&v) != 1)
-		v = 0;
+	v = proc_stat_start(b);
 	free(b);
 	return v;
 }
@@ -341,6 +371,8 @@ static int snap_merge(struct lt_snap *old, struct lt_map *maps, size_t n, struct
 	*out = old;
 	return 0;
 }
+
+static void jit_refresh(struct lt_syms *s, struct lt_snap *sn, uint32_t tgid);
 
 /* read /proc/TGID/maps into a new snapshot, or into `old` (a refresh) */
 static int snap_take(struct lt_syms *s, uint32_t tgid, const char *comm, struct lt_snap *old,
@@ -422,6 +454,7 @@ static int snap_take(struct lt_syms *s, uint32_t tgid, const char *comm, struct 
 	sn->read_ns = lt_now_ns(CLOCK_MONOTONIC);
 	sn->rechecks = RECHECKS;
 	sn->recheck_ns = sn->read_ns + RECHECK_FIRST_NS;
+	jit_refresh(s, sn, tgid);
 	*out = sn;
 	return 0;
 }
@@ -456,80 +489,250 @@ static const struct lt_map *map_find(const struct lt_snap *sn, uint64_t addr)
 
 /* ---- JIT code: /tmp/perf-PID.map (Python -X perf, node --perf-basic-prof, JVM agents) ---- */
 
-#define JIT_MAP_MAX (64u << 20) /* bytes of a perf map read; the rest is ignored */
+/*
+ * The map is written by the profiled process: hostile. It is read while the process lives (at
+ * its snapshot, then whenever it changed, looked at every JIT_CHECK_NS), parsed into a sorted
+ * table that outlives the process, and cut at JIT_MAP_MAX bytes, JIT_ENTRIES_MAX entries or
+ * JIT_PARSE_NS of parsing (JIT_PARSE_TOTAL_NS over the life of a process); each cut is counted.
+ */
+#define JIT_MAP_MAX (64u << 20)
+#define JIT_ENTRIES_MAX (1u << 19)
+#define JIT_PARSE_NS 500000000ull
+#define JIT_PARSE_TOTAL_NS 2000000000ull
+#define JIT_CHECK_NS 500000000ull
+#define JIT_TICK_BATCH 64 /* processes looked at per tick */
+#define JIT_CHUNK (256u << 10) /* read at a time; a longer line is skipped */
+#define JIT_LINES_PER_CLOCK 1024 /* lines parsed between two looks at the clock */
+#define NSPID_MAX_FIELDS 64 /* pid namespaces nest 32 deep */
 
-/* the pid the process has in its own namespace: the name of its perf map */
-static uint32_t ns_pid(uint32_t tgid)
+uint32_t lt_nspid_parse(const char *status)
 {
-	char p[64], *buf, *at, *end;
-	unsigned long v = tgid;
+	const char *at = status;
+	uint32_t last = 0;
+	int fields = 0;
 
-	snprintf(p, sizeof(p), "/proc/%u/status", tgid);
-	buf = read_all(p);
-	if (!buf)
-		return tgid;
-	at = strstr(buf, "\nNSpid:");
-	if (at) {
-		/* the last field is the innermost namespace's */
-		for (at += 7; (v = strtoul(at, &end, 10)), end != at; at = end)
-			;
-		if (!v)
-			v = tgid;
+	if (!status)
+		return 0;
+	while (strncmp(at, "NSpid:", 6)) {
+		at = strchr(at, '\n');
+		if (!at)
+			return 0;
+		at++;
 	}
-	free(buf);
-	return (uint32_t)v;
+	for (at += 6;;) {
+		uint64_t v = 0;
+		const char *d;
+
+		while (*at == ' ' || *at == '\t')
+			at++;
+		if (!*at || *at == '\n')
+			break;
+		for (d = at; *at >= '0' && *at <= '9'; at++) {
+			v = v * 10 + (uint64_t)(*at - '0');
+			if (v > UINT32_MAX)
+				return 0;
+		}
+		if (at == d || (*at && *at != ' ' && *at != '\t' && *at != '\n') ||
+		    ++fields > NSPID_MAX_FIELDS)
+			return 0;
+		last = (uint32_t)v;
+	}
+	return last;
 }
 
-/* "START SIZE NAME" lines, hex without 0x; a bad line is skipped */
-static void jit_parse(struct symtab *t, char *buf)
+/* a small file of directory dir (a /proc/PID), NUL-terminated; NULL */
+static char *read_at(int dir, const char *name)
 {
-	char *cur = buf, *line, *end, *name;
-	uint64_t start, size;
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC), e;
+	char *b;
 
-	while ((line = next_line(&cur))) {
-		start = strtoull(line, &end, 16);
-		if (end == line || *end != ' ')
-			continue;
-		line = end + 1;
-		size = strtoull(line, &end, 16);
-		if (end == line || *end != ' ' || !size)
-			continue;
-		name = end + 1;
-		if (!*name || symtab_add(t, name, start, size, 0, 0, 0))
-			continue;
-	}
-	symtab_finish(t);
-}
-
-static const struct sym *jit_find(struct lt_snap *sn, uint32_t tgid, uint64_t addr)
-{
-	uint64_t now = lt_now_ns(CLOCK_MONOTONIC);
-	const struct sym *y = sn->jit ? sym_find(sn->jit, addr) : NULL;
-	char p[96], *buf;
-	struct stat st;
-	int fd;
-
-	/* JIT code grows: an address not named yet re-reads the map, at most once a second */
-	if (y || (sn->jit_read_ns && now - sn->jit_read_ns < REFRESH_NS))
-		return y;
-	sn->jit_read_ns = now;
-	snprintf(p, sizeof(p), "/proc/%u/root/tmp/perf-%u.map", tgid, ns_pid(tgid));
-	/* written by the profiled process: a regular file only (no fifo, device or link) */
-	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return NULL;
-	buf = !fstat(fd, &st) && S_ISREG(st.st_mode) ? read_fd_max(fd, JIT_MAP_MAX) : NULL;
+	b = read_fd_max(fd, 1 << 16);
+	e = errno;
 	close(fd);
+	errno = e;
+	return b;
+}
+
+/* "START SIZE NAME", hex without 0x; false: not such a line */
+static bool jit_line(struct symtab *t, char *line)
+{
+	char *end, *name;
+	uint64_t start, size;
+
+	errno = 0;
+	start = strtoull(line, &end, 16);
+	if (end == line || *end != ' ' || *line == '-' || *line == ' ')
+		return false;
+	line = end + 1;
+	size = strtoull(line, &end, 16);
+	/* no range past the end of the address space: hostile or garbage */
+	if (end == line || *end != ' ' || *line == '-' || *line == ' ' || !size || errno ||
+	    size > UINT64_MAX - start)
+		return false;
+	name = end + 1;
+	return *name && !symtab_add(t, name, start, size, 0, 0, 0);
+}
+
+bool perfmap_parse(struct symtab *t, int fd, uint64_t budget_ns)
+{
+	uint64_t t0 = lt_now_ns(CLOCK_MONOTONIC), total = 0, lines = 0;
+	size_t have = 0;
+	bool skipping = false, cut = false;
+	char *buf = malloc(JIT_CHUNK + 1);
+
 	if (!buf)
-		return NULL;
-	if (!sn->jit)
-		sn->jit = calloc(1, sizeof(*sn->jit));
-	if (sn->jit) {
-		symtab_reset(sn->jit);
-		jit_parse(sn->jit, buf);
+		return false;
+	for (;;) {
+		char *p = buf, *nl;
+		ssize_t r = read(fd, buf + have, JIT_CHUNK - have);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			/* a last line without its newline */
+			if (!r && have && !skipping) {
+				buf[have] = 0;
+				jit_line(t, buf);
+			}
+			break;
+		}
+		have += (size_t)r;
+		total += (uint64_t)r;
+		while ((nl = memchr(p, '\n', have - (size_t)(p - buf)))) {
+			*nl = 0;
+			if (!skipping)
+				jit_line(t, p);
+			skipping = false;
+			p = nl + 1;
+			if (t->n >= JIT_ENTRIES_MAX) {
+				cut = true;
+				goto out;
+			}
+			if (!(++lines % JIT_LINES_PER_CLOCK) &&
+			    lt_now_ns(CLOCK_MONOTONIC) - t0 >= budget_ns) {
+				cut = true;
+				goto out;
+			}
+		}
+		have -= (size_t)(p - buf);
+		memmove(buf, p, have);
+		if (have == JIT_CHUNK) {
+			skipping = true;
+			have = 0;
+		}
+		if (total >= JIT_MAP_MAX) {
+			cut = true;
+			break;
+		}
 	}
+out:
 	free(buf);
+	symtab_finish(t);
+	return cut;
+}
+
+/*
+ * Look at the perf map of live process tgid and read it again if it changed: opened inside
+ * the process's root, named with its pid in its own namespace. A process that is gone (or whose
+ * pid now names another) keeps the table read last, for good.
+ */
+static void jit_refresh(struct lt_syms *s, struct lt_snap *sn, uint32_t tgid)
+{
+	char p[64], *b;
+	struct symtab *t;
+	struct ident id;
+	struct stat st;
+	int dir, root = -1, fd = -1;
+	uint64_t now = lt_now_ns(CLOCK_MONOTONIC), budget;
+	bool cut;
+
+	sn->jit_check_ns = now;
+	if (sn->jit_gone)
+		return;
+	snprintf(p, sizeof(p), "/proc/%u", tgid);
+	dir = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	b = dir >= 0 ? read_at(dir, "stat") : NULL;
+	/* the same process (start time), still running the same program */
+	if (!b || proc_stat_start(b) != sn->start_time || fstatat(dir, "exe", &st, 0) ||
+	    st.st_dev != sn->exe_dev || st.st_ino != sn->exe_ino) {
+		sn->jit_gone = true;
+		goto out;
+	}
+	if (!sn->nspid) {
+		free(b);
+		b = read_at(dir, "status");
+		sn->nspid = lt_nspid_parse(b);
+		if (!sn->nspid)
+			sn->nspid = tgid;
+	}
+	root = openat(dir, "root", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(p, sizeof(p), "/tmp/perf-%u.map", sn->nspid);
+	fd = root >= 0 ? lt_root_open(root, p, &st) : -1;
+	if (fd < 0)
+		goto out; /* none (yet), or removed at exit: the table read stays */
+	ident_of(&st, &id);
+	if (sn->jit && !memcmp(&id, &sn->jit_id, sizeof(id)))
+		goto out;
+	if (sn->jit_parse_ns >= JIT_PARSE_TOTAL_NS) {
+		if (!sn->jit_spent)
+			s->st.jit_cut++;
+		sn->jit_spent = true;
+		goto out;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto out;
+	budget = JIT_PARSE_TOTAL_NS - sn->jit_parse_ns;
+	cut = perfmap_parse(t, fd, budget < JIT_PARSE_NS ? budget : JIT_PARSE_NS);
+	sn->jit_parse_ns += lt_now_ns(CLOCK_MONOTONIC) - now;
+	s->st.jit_read++;
+	s->st.jit_cut += cut;
+	if (sn->jit) {
+		symtab_free(sn->jit);
+		free(sn->jit);
+	}
+	sn->jit = t;
+	sn->jit_id = id;
+out:
+	free(b);
+	if (fd >= 0)
+		close(fd);
+	if (root >= 0)
+		close(root);
+	if (dir >= 0)
+		close(dir);
+}
+
+static const struct sym *jit_find(struct lt_syms *s, struct lt_snap *sn, uint32_t tgid,
+				  uint64_t addr)
+{
+	const struct sym *y = sn->jit ? sym_find(sn->jit, addr) : NULL;
+
+	/* JIT code grows: an address not named yet looks at the map, at most once a second */
+	if (y || sn->jit_gone || lt_now_ns(CLOCK_MONOTONIC) - sn->jit_check_ns < REFRESH_NS)
+		return y;
+	jit_refresh(s, sn, tgid);
 	return sn->jit ? sym_find(sn->jit, addr) : NULL;
+}
+
+/* the perf maps of live processes, a few at each tick: what they name is kept if they exit */
+static void jit_tick(struct lt_syms *s, uint64_t now)
+{
+	size_t looked = 0;
+
+	for (size_t k = 0; k < s->nsnap && looked < JIT_TICK_BATCH; k++) {
+		struct lt_snap *sn;
+
+		if (s->jit_next >= s->nsnap)
+			s->jit_next = 0;
+		sn = s->snapv[s->jit_next++];
+		if (sn->jit_gone || now - sn->jit_check_ns < JIT_CHECK_NS)
+			continue;
+		jit_refresh(s, sn, (uint32_t)sn->node.key);
+		looked++;
+	}
 }
 
 /* ---- public ---- */
@@ -549,9 +752,10 @@ void lt_syms_tick(struct lt_syms *s)
 {
 	uint64_t now;
 
-	if (!s || s->young == s->nsnap)
+	if (!s)
 		return;
 	now = lt_now_ns(CLOCK_MONOTONIC);
+	jit_tick(s, now);
 	for (size_t i = s->young; i < s->nsnap; i++) {
 		struct lt_snap *sn = s->snapv[i], *out;
 
@@ -590,7 +794,7 @@ void lt_syms_user(struct lt_syms *s, uint32_t tgid, const char *comm, uint64_t a
 			m = map_find(sn, addr);
 	}
 	if (!m) {
-		y = jit_find(sn, tgid, addr);
+		y = jit_find(s, sn, tgid, addr);
 		if (y) {
 			f->func = sn->jit->names.p + y->name;
 			f->func_off = addr - y->addr;

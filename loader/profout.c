@@ -560,9 +560,13 @@ const char *const lt_prof_uw_names[LT_PC_SLOTS] = {
 void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const struct lt_prof_counts *c)
 {
 	const struct lt_uw_table *t = &u->t;
+	struct lt_syms_stats ss;
 
+	lt_syms_get_stats(u->sy, &ss);
 	if (!u->on) {
-		fprintf(f, "lowtrace: unwind: off (frame pointers only)\n");
+		fprintf(f, "lowtrace: unwind: off (frame pointers only); perf_maps_read=%llu "
+			   "perf_maps_cut=%llu\n",
+			(unsigned long long)ss.jit_read, (unsigned long long)ss.jit_cut);
 		return;
 	}
 	fprintf(f, "lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in %.0f ms;",
@@ -572,13 +576,16 @@ void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const struct lt_prof_
 		if (lt_prof_uw_names[i])
 			fprintf(f, " %s=%llu", lt_prof_uw_names[i], (unsigned long long)c->c[i]);
 	fprintf(f, " files_without_cfi=%llu files_not_fitting=%llu mappings_over=%llu "
-		   "processes_not_fitting=%llu\n",
+		   "processes_not_fitting=%llu perf_maps_read=%llu perf_maps_cut=%llu\n",
 		(unsigned long long)t->files_no_cfi, (unsigned long long)t->files_full,
-		(unsigned long long)t->maps_over, (unsigned long long)u->proc_full);
+		(unsigned long long)t->maps_over, (unsigned long long)u->proc_full,
+		(unsigned long long)ss.jit_read, (unsigned long long)ss.jit_cut);
 }
 
 void lt_prof_uw_json(struct lt_buf *b, const struct lt_prof_uw *u, const struct lt_prof_counts *c)
 {
+	struct lt_syms_stats ss;
+
 	lt_put_s(b, ",\"unwind\":{");
 	lt_put_s(b, u->on ? "\"on\":true" : "\"on\":false");
 	for (int i = 0; i < LT_PC_SLOTS; i++)
@@ -592,6 +599,9 @@ void lt_prof_uw_json(struct lt_buf *b, const struct lt_prof_uw *u, const struct 
 	lt_json_u64(b, "files_not_fitting", u->t.files_full);
 	lt_json_u64(b, "mappings_over", u->t.maps_over);
 	lt_json_u64(b, "processes_not_fitting", u->proc_full);
+	lt_syms_get_stats(u->sy, &ss);
+	lt_json_u64(b, "perf_maps_read", ss.jit_read);
+	lt_json_u64(b, "perf_maps_cut", ss.jit_cut);
 	lt_put_c(b, '}');
 }
 

@@ -104,10 +104,17 @@ int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, stru
  */
 uint64_t lt_syms_unwind_need(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid);
 
-/* Counters for tests: ELF symbol tables parsed, /proc/PID/maps reads, kallsyms reads. */
+/*
+ * Counters: ELF symbol tables parsed, /proc/PID/maps reads, kallsyms reads; perf maps parsed and
+ * those cut (at the caps of bytes, entries or parse time, or not read again: budget spent).
+ */
 struct lt_syms_stats {
 	uint64_t elf_parsed, snapshots, kallsyms_loads;
+	uint64_t jit_read, jit_cut;
 };
+
+/* The pid in the innermost namespace: the last field of a /proc/PID/status's NSpid; 0: none. */
+uint32_t lt_nspid_parse(const char *status);
 void lt_syms_get_stats(const struct lt_syms *s, struct lt_syms_stats *st);
 
 /*

@@ -75,6 +75,10 @@ const struct sym *sym_find(const struct symtab *t, uint64_t a);
 
 /* ---- the caches ---- */
 
+struct ident {
+	uint64_t dev, ino, size, mtime_ns;
+};
+
 struct load {
 	uint64_t off, vaddr, filesz;
 	bool exec;
@@ -120,9 +124,15 @@ struct lt_snap {
 	/* re-reads left while young, and when the next is due (lt_syms_tick) */
 	uint64_t recheck_ns;
 	unsigned int rechecks;
-	/* JIT code the process names in /tmp/perf-PID.map, read on the first address in no file */
+	/* JIT code the process names in /tmp/perf-NSPID.map (inside its root): the table read
+	 * last while it lived, sorted; re-read only when the file changed (jit_id) */
 	struct symtab *jit;
-	uint64_t jit_read_ns;
+	struct ident jit_id;
+	uint32_t nspid; /* its pid in its own namespace; 0: not read yet */
+	uint64_t jit_check_ns; /* last look at the file */
+	uint64_t jit_parse_ns; /* parsing spent, against a cap */
+	bool jit_gone; /* the process is: the table is what it will be */
+	bool jit_spent; /* the parse budget is spent (counted once) */
 };
 
 struct kmod {
@@ -137,6 +147,7 @@ struct lt_syms {
 	struct lt_snap **snapv;
 	size_t nsnap, snapcap;
 	size_t young; /* snapv[young..] may still have re-reads due */
+	size_t jit_next; /* the next snapshot whose perf map a tick looks at */
 	struct lt_file **filev;
 	size_t nfile, filecap;
 	struct lt_elf **elfv;
@@ -197,21 +208,24 @@ bool parse_maps_line(char *line, struct maps_line *m);
 /* next line of a buffer, NUL-terminated in place; NULL at the end */
 char *next_line(char **cur);
 
-struct ident {
-	uint64_t dev, ino, size, mtime_ns;
-};
-
 /*
- * Where the loader can open the file of a mapping: /proc/PID/map_files/RANGE (the very file,
- * deleted or not), else /proc/PID/root/PATH when it is still the same inode. 0 and its identity
- * in *id, or -1; never a device (opening one may have effects).
+ * The file of a mapping, opened: /proc/PID/map_files/RANGE (the very file, deleted or not; its
+ * path in mf), else PATH inside the process's root (mf ""), when it is still the same inode.
+ * The fd (O_RDONLY) and its identity in *id, or -1; never a device (opening one may have
+ * effects), never a file outside the process's root.
  */
-int map_file_path(uint32_t pid, const struct maps_line *m, char *buf, size_t len, struct ident *id);
+int map_file_open(uint32_t pid, const struct maps_line *m, struct ident *id, char *mf, size_t len);
 
 /* the cached file of a mapping (its ELF contents by build-id), opened now if new; NULL: none */
 struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m);
 /* the cached [vdso] image when it matches a mapping of map_len bytes, else NULL */
 struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len);
+
+/*
+ * A perf map ("START SIZE NAME" lines, hex) from fd into t, sorted, within the caps: bytes read,
+ * entries, budget_ns of parsing. True when cut at one of them.
+ */
+bool perfmap_parse(struct symtab *t, int fd, uint64_t budget_ns);
 
 /* ---- kernel (kallsyms.c) ---- */
 

@@ -34,7 +34,7 @@ static int lib_class(const char *path)
 
 struct cand {
 	struct maps_line m;
-	char open_path[PATH_BUF];
+	char open_path[PATH_BUF]; /* /proc/PID/map_files/RANGE, "" when opened inside the root */
 	struct ident id;
 	bool can_open;
 	int cls;
@@ -54,10 +54,13 @@ static int loader_path(uint32_t pid, const struct cand *c, char *out, size_t len
 	const char *p = c->m.path;
 	int n;
 
+	/* the kernel attaches to the inode: any path to the very inode found will do */
 	if (c->can_open && !same_file(c->m.path, &c->id)) {
 		n = snprintf(root, sizeof(root), "/proc/%u/root%s", pid, c->m.path);
 		p = n > 0 && (size_t)n < sizeof(root) && same_file(root, &c->id) ? root
 										 : c->open_path;
+		if (!*p)
+			return -ENOENT;
 	}
 	n = snprintf(out, len, "%s", p);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
@@ -69,17 +72,23 @@ static int loader_path(uint32_t pid, const struct cand *c, char *out, size_t len
  * or unmapped it). The file is searched through the fd opened here, so an exec after the open
  * cannot swap it (without address randomization the new image may map a file at the same range).
  */
-static int find_in(const struct cand *c, const char *name, uint64_t *off, bool *vanished)
+static int find_in(uint32_t pid, const struct cand *c, const char *name, uint64_t *off,
+		   bool *vanished)
 {
-	char fdpath[32];
+	char fdpath[32], mf[PATH_BUF];
+	struct ident id;
 	int fd, err;
 
+	/* never by the path as we see it: that may be another file, outside the process's root */
 	if (!c->can_open)
-		return lt_elf_find_func(c->m.path, name, off);
-	fd = open(c->open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+		return -ENOENT;
+	fd = map_file_open(pid, &c->m, &id, mf, sizeof(mf));
+	/* found by map_files before and not now: the mapping is gone, whatever the path holds */
+	if (fd < 0 || id.dev != c->id.dev || id.ino != c->id.ino || (*c->open_path && !*mf)) {
+		if (fd >= 0)
+			close(fd);
 		*vanished = true;
-		return -errno;
+		return -ENOENT;
 	}
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
 	err = lt_elf_find_func(fdpath, name, off);
@@ -94,7 +103,7 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 	size_t n = 0, cap = 0;
 	struct stat exe;
 	bool have_exe, starting = true, vanished = false;
-	int err = -ENOENT, fallback = -1;
+	int err = -ENOENT, fallback = -1, fd;
 
 	lib_init();
 	if (path && path_len)
@@ -129,7 +138,10 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 		}
 		c = &cands[n++];
 		c->m = m;
-		c->can_open = !map_file_path(pid, &m, c->open_path, sizeof(c->open_path), &c->id);
+		fd = map_file_open(pid, &m, &c->id, c->open_path, sizeof(c->open_path));
+		c->can_open = fd >= 0;
+		if (fd >= 0)
+			close(fd);
 		if (have_exe && (c->can_open ? c->id.dev == exe.st_dev && c->id.ino == exe.st_ino
 					     : m.ino == exe.st_ino))
 			c->cls = CLASS_EXE;
@@ -145,7 +157,7 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 			if ((cls == CLASS_LIBC && (fallback < 0 || cands[fallback].cls != cls)) ||
 			    (cls == CLASS_EXE && fallback < 0))
 				fallback = (int)i;
-			if (find_in(c, name, off, &vanished))
+			if (find_in(pid, c, name, off, &vanished))
 				continue;
 			err = loader_path(pid, c, path, path_len);
 			goto out;

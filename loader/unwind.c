@@ -30,8 +30,7 @@ static void uw_build(struct lt_uw_table *t, struct lt_elf *e, uint32_t pid,
 	e->uw_tried = true;
 	if (e->image)
 		elf = elf_memory(e->image, e->image_len);
-	else if (!map_file_path(pid, m, path, sizeof(path), &id) &&
-		 (fd = open(path, O_RDONLY | O_CLOEXEC)) >= 0)
+	else if ((fd = map_file_open(pid, m, &id, path, sizeof(path))) >= 0)
 		elf = elf_from_fd(fd);
 	if (elf && !lt_cfi_elf(elf, &rows, &st) && rows.n && rows.n <= UINT32_MAX) {
 		e->uw_rows = rows.v;

@@ -884,6 +884,37 @@ static void test_garbage(const char *comm)
 	unlink(tmp);
 }
 
+/* NSpid of /proc/PID/status: the last field (the innermost namespace); hostile lines give 0 */
+static void test_nspid(void)
+{
+	static const struct {
+		const char *status;
+		uint32_t want;
+	} c[] = {
+		{ "Name:\tx\nNSpid:\t4242\n", 4242 },
+		{ "Name:\tx\nNSpid:\t4242\t17\t1\nNSpgid:\t4242\t17\t1\n", 1 },
+		{ "NSpid:\t4242\t17", 17 },
+		{ "Name:\tNSpid: 5\nNSpid:\t9\t3\n", 3 },
+		{ "Name:\tx\nNSpid:\t4294967295\n", 4294967295u },
+		{ "Name:\tx\nNSpid:\t4294967296\n", 0 },
+		{ "Name:\tx\nNSpid:\t99999999999999999999999\t1\n", 0 },
+		{ "Name:\tx\nNSpid:\t12x\t1\n", 0 },
+		{ "Name:\tx\nNSpid:\t-1\n", 0 },
+		{ "Name:\tx\nNSpid:\n", 0 },
+		{ "Name:\tx\n", 0 },
+		{ "", 0 },
+	};
+	char many[1024] = "NSpid:";
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		ok(lt_nspid_parse(c[i].status) == c[i].want, "NSpid case %zu: %u (got %u)", i,
+		   c[i].want, lt_nspid_parse(c[i].status));
+	ok(lt_nspid_parse(NULL) == 0, "NSpid of no status: 0");
+	for (int i = 0; i < 65; i++)
+		strcat(many, "\t7");
+	ok(lt_nspid_parse(many) == 0, "NSpid with 65 fields (namespaces nest 32 deep): refused");
+}
+
 int main(int argc, char **argv)
 {
 	struct lt_syms *s;
@@ -905,6 +936,7 @@ int main(int argc, char **argv)
 	test_young(s, comm);
 	test_dlopen(s, comm);
 	test_names();
+	test_nspid();
 	test_child(s, comm);
 	test_kernel(s);
 	test_kallsyms_file();
