@@ -15,8 +15,6 @@
 #include "records.h"
 
 #define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
-/* the output file cannot take more: stop reading the ring (the record is in the buffer) */
-#define STOP_BLOCKED (-EBUSY)
 #define POLL_MS 100 /* producers wake us only when the ring fills: the latency bound */
 
 static const char events_opts_help[] =
@@ -105,7 +103,25 @@ struct stream {
 	struct lt_ident_cache ident;
 	struct lt_rec rec;
 	struct lt_decode_stats ds;
+	struct lt_ring *ring; /* the ring read, in hold mode */
 };
+
+/*
+ * Write what the buffer holds, and let the ring reuse the room of the records
+ * written whole: all read so far once the buffer is empty (records filtered out
+ * too), else up to the last whole one. The others stay in the ring, so a stop
+ * while writes fail leaves them to the next consumer.
+ */
+static void settle(struct stream *s)
+{
+	lt_out_flush(&s->out);
+	if (!s->ring)
+		return;
+	if (!s->out.b.len && !s->out.failed)
+		lt_ring_release(s->ring, lt_ring_pos(s->ring));
+	else if (lt_out_done(&s->out))
+		lt_ring_release(s->ring, lt_out_done(&s->out));
+}
 
 /* Does the record pass --container and --unit? */
 static bool ident_match(const struct stream *s, const struct lt_ident *id)
@@ -121,11 +137,15 @@ static bool ident_match(const struct stream *s, const struct lt_ident *id)
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct stream *s = ctx;
-	const struct lt_probe *p = lt_decode(data, size, &s->rec, &s->ds);
+	const struct lt_probe *p;
 	const struct lt_ident *id;
 	size_t start;
 	bool lost;
 
+	/* no room, or the output takes nothing: the record stays in the ring, unread */
+	if (s->out.blocked || lt_out_full(&s->out))
+		return LT_RING_AGAIN;
+	p = lt_decode(data, size, &s->rec, &s->ds);
 	if (!p || (s->types && !((s->types >> lt_rec_probe_type(p, &s->rec)) & 1)))
 		return 0;
 	/* a lost record is about its probe, not the task that wrote it: only --type applies */
@@ -139,7 +159,6 @@ static int on_sample(void *ctx, void *data, size_t size)
 			lt_ident_exit(&s->ident, s->rec.hdr.pid);
 		return 0;
 	}
-	/* room for one record is kept after each one (or the ring is not read on) */
 	start = s->out.b.len;
 	if (s->text)
 		lt_encode_text_id(&s->out.b, p, &s->rec, id);
@@ -147,13 +166,12 @@ static int on_sample(void *ctx, void *data, size_t size)
 		lt_encode_json_id(&s->out.b, p, &s->rec, id);
 	if (p->type == LT_TYPE_EXIT)
 		lt_ident_exit(&s->ident, s->rec.hdr.pid);
+	lt_out_mark(&s->out, lt_ring_pos(s->ring));
 	lt_out_record(&s->out, start);
-	if (s->out.b.cap - s->out.b.len < LT_ENC_MAX)
-		lt_out_flush(&s->out);
+	if (lt_out_full(&s->out))
+		settle(s);
 	if (s->out.failed || (s->count && ++s->emitted >= s->count))
 		return STOP_SAMPLE;
-	if (s->out.blocked)
-		return STOP_BLOCKED;
 	return 0;
 }
 
@@ -223,8 +241,9 @@ static void report_losses(struct source *src, const char *when)
 			(unsigned long long)throttled.total, when, throttled.list);
 }
 
-static void source_close(struct source *src)
+static void source_close(struct stream *s, struct source *src)
 {
+	s->ring = NULL;
 	lt_ring_free(src->ring);
 	src->ring = NULL;
 	lt_stats_close(&src->sr);
@@ -257,6 +276,8 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 		lt_stats_close(&src->sr);
 		return LT_FAIL;
 	}
+	lt_ring_hold(src->ring);
+	s->ring = src->ring;
 	return LT_OK;
 }
 
@@ -296,20 +317,21 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		if (hup) {
 			hup = 0;
 			lt_out_reopen(&s->out);
+			settle(s);
 		}
 		if (s->out.blocked) {
 			/* the ring keeps its position until the output takes more */
 			usleep(timeout * 1000);
 			if (lt_now_ms() - last_check >= 1000 - POLL_MS)
-				lt_out_flush(&s->out);
+				settle(s);
 			*n = 0;
 		} else {
 			*n = lt_ring_poll(src->ring, timeout);
-			lt_out_flush(&s->out);
+			settle(s);
 		}
 		if (*n == STOP_SAMPLE || s->out.failed)
 			break;
-		if (*n < 0 && *n != -EINTR && *n != STOP_BLOCKED)
+		if (*n < 0 && *n != -EINTR && *n != LT_RING_AGAIN)
 			return lt_error(LT_FAIL, "reading the ring: %s", strerror(-*n));
 		t = lt_now_ms();
 		if (t - last_check >= 1000) {
@@ -337,9 +359,9 @@ static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h
 	for (int i = 0; i < 20 && !lt_pinned_removed(h); i++)
 		usleep(100 * 1000);
 	lt_ring_poll(src->ring, 0);
-	lt_out_flush(&s->out);
+	settle(s);
 	report_losses(src, "");
-	source_close(src);
+	source_close(s, src);
 	lt_close_handles(h);
 	if (!s->follow) {
 		if (stat(LT_PIN_DIR, &st) == 0)
@@ -410,9 +432,9 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 		lt_suite_detach(own);
 		lt_ring_poll(src.ring, 0);
 	}
-	lt_out_flush(&s->out);
+	settle(s);
 	report_losses(&src, "");
-	source_close(&src);
+	source_close(s, &src);
 out:
 	lt_out_flush(&s->out);
 	if (s->ds.rejected || s->ds.unknown)
