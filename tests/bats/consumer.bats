@@ -7,6 +7,22 @@ load helpers
 setup() {
 	lt_setup
 	OUT="$BATS_TEST_TMPDIR/events"
+	SMALL=
+}
+
+teardown() {
+	# a small tmpfs of the test (small_disk): unmounted before its directory goes
+	[ -z "$SMALL" ] || ! mountpoint -q "$SMALL" || umount "$SMALL" || umount -l "$SMALL"
+	lt_teardown
+}
+
+# small_disk KIB FREE_KIB: a tmpfs of KIB KiB in a new directory SMALL, filled
+# (SMALL/filler) until FREE_KIB KiB are left
+small_disk() {
+	SMALL=$(mktemp -d)
+	LT_TMPDIRS+=("$SMALL")
+	mount -t tmpfs -o "size=${1}k,mode=0700" lowtrace-test "$SMALL"
+	head -c $((($1 - $2) * 1024)) /dev/zero >"$SMALL/filler"
 }
 
 # gated_forker N: a bash that waits on a fifo, then forks N subshells (fork
@@ -499,4 +515,37 @@ wait_exec_arg() {
 	run -0 count_records "$OUT" ".type == \"exec\" and (.args | index(\"true\")) and (.args[-1] | startswith(\"$MARK-\"))"
 	assert_output 5
 	assert_nothing_loaded
+}
+
+@test "a stop while the disk is full loses nothing: unwritten records stay in the ring, the next events writes them once, no broken line" {
+	new_cgroup
+	small_disk 4096 16
+	# room for all 1000 execs in the ring: no kernel drop should be needed
+	run -0 "$LT" load --ringbuf-size 4M --probes exec --cgroup "$NEW_CG"
+	"$LT" events -o "$SMALL/ev.json" 2>"$OUT.err" 3>&- &
+	EV_PID=$!
+	bg_track "$EV_PID"
+	wait_consumer_ready "$EV_PID"
+	in_cg "$NEW_CG" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true "$0-$i"; done' "$MARK"
+	# the consumer has read the ring and found the disk full
+	wait_line "$OUT.err" 'No space left on device' "$EV_PID"
+	sleep 0.5
+	kill -TERM "$EV_PID"
+	wait_rc "$EV_PID" 5
+	assert_equal "$RC" 0
+	bg_forget "$EV_PID"
+	grep -q 'records still in the ring were not written' "$OUT.err"
+	# space again: the next consumer writes what the first could not
+	rm "$SMALL/filler"
+	run -0 timeout 30 "$LT" events -o "$SMALL/ev.json" --duration 2
+	# every line whole, every exec once
+	run -0 jq -c . "$SMALL/ev.json"
+	run -0 jq -r --arg m "$MARK-" 'select(.type == "exec") | .args[1] // empty |
+		select(startswith($m))' "$SMALL/ev.json"
+	local n uniq drops
+	n=${#lines[@]}
+	uniq=$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)
+	drops=$(probe_field exec drops)
+	assert_equal "$uniq" "$n"
+	assert_equal "$((n + drops))" 1000
 }
