@@ -111,6 +111,7 @@ struct lt_handles {
 	int ring_fd;
 	int stats_fd;
 	int seen_fd; /* lt_seen, -1: a suite loaded by a lowtrace without it */
+	int flush_fd; /* lt_lost_flush, -1: a suite loaded by a lowtrace without it */
 	int dir_fd; /* pin directory (locked by the consumer), -1 in-process */
 	struct lt_suite *suite; /* in-process; NULL for the pins */
 };
@@ -189,6 +190,12 @@ void lt_ring_hold(struct lt_ring *r);
 uint64_t lt_ring_pos(const struct lt_ring *r);
 void lt_ring_release(struct lt_ring *r, uint64_t pos);
 void lt_ring_free(struct lt_ring *r);
+/*
+ * Announce every CPU's pending loss windows now: lost records into the ring (lt_lost_flush
+ * run on each CPU). The CPUs whose windows must wait (a program on it was changing one, or
+ * the ring was full): try again later.
+ */
+int lt_lost_flush(const struct lt_handles *h);
 
 /*
  * The map audit: how full a loaded probe's stateful maps are (its row's .own maps and its

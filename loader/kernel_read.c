@@ -65,7 +65,7 @@ int lt_percpu_u64(int fd, uint32_t key, uint64_t *sum)
 
 int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 {
-	h->ring_fd = h->stats_fd = h->seen_fd = -1;
+	h->ring_fd = h->stats_fd = h->seen_fd = h->flush_fd = -1;
 	h->suite = NULL;
 	/* a replace a killed loader left half done: finish it, or this reader sees no suite */
 	lt_pins_tidy();
@@ -86,6 +86,7 @@ int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 	h->ring_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_events");
 	h->stats_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_stats");
 	h->seen_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_seen");
+	h->flush_fd = bpf_obj_get(LT_PIN_DIR "/lost_flush"); /* -1: an older suite */
 	if (h->seen_fd >= 0) {
 		struct bpf_map_info mi = {};
 		__u32 len = sizeof(mi);
@@ -117,8 +118,10 @@ void lt_close_handles(struct lt_handles *h)
 		close(h->stats_fd);
 	if (h->seen_fd >= 0)
 		close(h->seen_fd);
+	if (h->flush_fd >= 0)
+		close(h->flush_fd);
 	close(h->dir_fd);
-	h->ring_fd = h->stats_fd = h->seen_fd = h->dir_fd = -1;
+	h->ring_fd = h->stats_fd = h->seen_fd = h->flush_fd = h->dir_fd = -1;
 }
 
 bool lt_pinned_gone(const struct lt_handles *h)
@@ -989,6 +992,23 @@ int lt_ring_poll(struct lt_ring *r, int timeout_ms)
 	/* producers wake us only when the ring fills up: drain on the timer too */
 	m = ring_drain(r);
 	return m ? m : n;
+}
+
+int lt_lost_flush(const struct lt_handles *h)
+{
+	int ncpu = libbpf_num_possible_cpus(), left = 0;
+
+	if (h->flush_fd < 0 || ncpu <= 0)
+		return 0;
+	for (int c = 0; c < ncpu; c++) {
+		LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = c);
+
+		/* ENXIO: an offline CPU, whose windows wait for it */
+		if (bpf_prog_test_run_opts(h->flush_fd, &o))
+			continue;
+		left += o.retval != 0;
+	}
+	return left;
 }
 
 void lt_ring_free(struct lt_ring *r)

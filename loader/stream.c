@@ -16,6 +16,7 @@
 
 #define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
 #define POLL_MS 100 /* producers wake us only when the ring fills: the latency bound */
+#define CLAIM_MS 500 /* loss windows no record carried are announced this often */
 
 static const char events_opts_help[] =
 	"    --json               one JSON object per line (default)\n"
@@ -193,6 +194,24 @@ static void grew(struct growth *g, const char *probe, uint64_t now, uint64_t bef
 		g->len = sizeof(g->list) - 1;
 }
 
+/*
+ * Announce the loss windows no record carried yet (lt_lost_flush), then read
+ * their lost records; a CPU that was busy is asked again a few times. Not
+ * while the output refuses bytes: the ring is not read then.
+ */
+static void claim_windows(struct stream *s, const struct lt_handles *h, struct lt_ring *ring)
+{
+	for (int i = 0; i < 5 && !s->out.blocked && !s->out.failed; i++) {
+		int left = lt_lost_flush(h);
+
+		lt_ring_poll(ring, 0);
+		settle(s);
+		if (!left)
+			break;
+		usleep(1000);
+	}
+}
+
 /* What a stream reads: one suite's ring and counters. */
 struct source {
 	const struct lt_handles *h;
@@ -304,7 +323,7 @@ static uint64_t time_left(const struct stream *s, uint64_t start)
  */
 static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 {
-	uint64_t last_check = lt_now_ms();
+	uint64_t last_check = lt_now_ms(), last_claim = last_check;
 
 	while (!lt_stop) {
 		uint64_t t, left = time_left(s, start);
@@ -334,6 +353,13 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		if (*n < 0 && *n != -EINTR && *n != LT_RING_AGAIN)
 			return lt_error(LT_FAIL, "reading the ring: %s", strerror(-*n));
 		t = lt_now_ms();
+		if (t - last_claim >= CLAIM_MS) {
+			last_claim = t;
+			claim_windows(s, src->h, src->ring);
+			if (*n == STOP_SAMPLE || s->out.failed ||
+			    (s->count && s->emitted >= s->count))
+				break;
+		}
 		if (t - last_check >= 1000) {
 			last_check = t;
 			report_losses(src, "");
@@ -360,6 +386,7 @@ static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h
 		usleep(100 * 1000);
 	lt_ring_poll(src->ring, 0);
 	settle(s);
+	claim_windows(s, src->h, src->ring);
 	report_losses(src, "");
 	source_close(s, src);
 	lt_close_handles(h);
@@ -433,6 +460,9 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 		lt_ring_poll(src.ring, 0);
 	}
 	settle(s);
+	/* at the stop: the windows still open, unless a --count is complete */
+	if (!err && n != STOP_SAMPLE)
+		claim_windows(s, h, src.ring);
 	report_losses(&src, "");
 	source_close(s, &src);
 out:

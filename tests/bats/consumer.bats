@@ -549,3 +549,42 @@ wait_exec_arg() {
 	assert_equal "$uniq" "$n"
 	assert_equal "$((n + drops))" 1000
 }
+
+# lost_sum FILE [CPU]: the sum of the counts of the lost records in FILE (of CPU's windows)
+lost_sum() {
+	jq -R -s --arg c "${2:-}" '[split("\n")[] | fromjson? | select(.type == "lost" and
+		($c == "" or .cpu == ($c | tonumber))) | .count] | add // 0' "$1"
+}
+
+@test "every loss window is announced within a second and at the stop, exactly once, whether or not its CPU records again" {
+	local cpus c0 c1 drops i
+	read -r -a cpus < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')
+	[ "${#cpus[@]}" -ge 2 ]
+	c0=${cpus[0]} c1=${cpus[1]}
+	new_cgroup
+	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$NEW_CG"
+	# no consumer: half the storm on each CPU, each CPU's window open
+	in_cg "$NEW_CG" taskset -c "$c0" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true; done' &
+	in_cg "$NEW_CG" taskset -c "$c1" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true; done' &
+	wait
+	drops=$(probe_field exec drops)
+	[ "$drops" -gt 1500 ]
+	# a consumer and no further record: both windows arrive within a second (and a poll)
+	events_bg "$OUT" --type exec
+	for ((i = 0; i < 20; i++)); do
+		[ "$(lost_sum "$OUT")" = "$drops" ] && break
+		sleep 0.1
+	done
+	assert_equal "$(lost_sum "$OUT")" "$drops"
+	[ "$(lost_sum "$OUT" "$c0")" -gt 0 ]
+	[ "$(lost_sum "$OUT" "$c1")" -gt 0 ]
+	# 20 execs on one CPU (drops again, the ring holds two), then the stop: each
+	# window once, the last ones by the stop
+	in_cg "$NEW_CG" taskset -c "$c0" bash -c 'for ((i = 0; i < 20; i++)); do /bin/true "$0-$i"; done' "$MARK"
+	stop_consumer "$EV_PID"
+	assert_equal "$(lost_sum "$OUT")" "$(probe_field exec drops)"
+	# the 20 execs: each written or dropped, none twice
+	run -0 jq -R -r --arg m "$MARK-" 'fromjson? | select(.type == "exec") | .args[1] // empty |
+		select(startswith($m))' "$OUT"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)" "${#lines[@]}"
+}
