@@ -403,6 +403,9 @@ static __always_inline int lt_lost_claim(void)
 		n = st->lost_count;
 		t = st->lost_throttled;
 		lt_lost_fill(lost, st, probe, n, t);
+		/* no task wrote it: not the one this interrupt happened to stop */
+		lost->hdr.pid = lost->hdr.tid = 0;
+		lost->hdr.cgroup_id = 0;
 		bpf_ringbuf_submit(lost, 0);
 		st->lost_count -= n;
 		st->lost_throttled -= t;
