@@ -899,7 +899,6 @@ struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx)
 	if (m == MAP_FAILED)
 		goto fail;
 	r->cons = m;
-	m = NULL;
 	m = mmap(NULL, r->page + 2 * r->size, PROT_READ, MAP_SHARED, fd, r->page);
 	if (m == MAP_FAILED) {
 		munmap(r->cons, r->page);
