@@ -422,6 +422,10 @@ static int pin_all(struct lt_suite *s, const char *dir)
 		if (err)
 			return err;
 	}
+	snprintf(path, sizeof(path), "%s/lost_flush", dir);
+	err = bpf_program__pin(s->skel->progs.lt_lost_flush, path);
+	if (err)
+		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
 			const char *prog = lt_probes[i].progs[k];
@@ -734,6 +738,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 					   prog_mode_chosen(lt_probes[i].progs[k], o));
 		}
 	}
+	/* never attached: the consumer runs it to announce loss windows (lt_lost_flush) */
+	bpf_program__set_autoload(s->skel->progs.lt_lost_flush, true);
 	/* a classic tracepoint's id is in tracefs: mounted before anything is loaded */
 	bpf_object__for_each_program (p, s->skel->obj) {
 		if (bpf_program__autoload(p) &&
@@ -1095,6 +1101,7 @@ void lt_suite_handles(struct lt_suite *s, struct lt_handles *h)
 	h->ring_fd = bpf_map__fd(s->skel->maps.lt_events);
 	h->stats_fd = bpf_map__fd(s->skel->maps.lt_stats);
 	h->seen_fd = bpf_map__fd(s->skel->maps.lt_seen);
+	h->flush_fd = bpf_program__fd(s->skel->progs.lt_lost_flush);
 	h->dir_fd = -1;
 	h->suite = s;
 }

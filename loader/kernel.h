@@ -8,6 +8,7 @@
 #ifndef LT_KERNEL_H
 #define LT_KERNEL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -112,6 +113,7 @@ struct lt_handles {
 	int ring_fd;
 	int stats_fd;
 	int seen_fd; /* lt_seen, -1: a suite loaded by a lowtrace without it */
+	int flush_fd; /* lt_lost_flush, -1: a suite loaded by a lowtrace without it */
 	int dir_fd; /* pin directory (locked by the consumer), -1 in-process */
 	struct lt_suite *suite; /* in-process; NULL for the pins */
 };
@@ -172,13 +174,30 @@ uint32_t lt_agg_max_entries(const struct lt_agg *a);
 bool lt_agg_batched(const struct lt_agg *a); /* the last read used batch lookups */
 void lt_agg_close(struct lt_agg *a);
 
-/* Ring consumer: `cb` returns 0 to go on, < 0 to stop after this record. */
+/* Ring consumer: `cb` returns 0 to go on, < 0 to stop after this record, LT_RING_AGAIN to
+ * stop before it (not taken: handed out again by the next poll). */
+#define LT_RING_AGAIN (-EAGAIN)
 typedef int (*lt_sample_fn)(void *ctx, void *data, size_t size);
 struct lt_ring;
 struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx);
 /* Wait up to timeout_ms, then drain: records handled, or -errno (-EINTR: signal) */
 int lt_ring_poll(struct lt_ring *r, int timeout_ms);
+/*
+ * Hold mode: records handed out stay in the ring (the kernel cannot reuse their room) until
+ * lt_ring_release(r, pos) lets go of those before `pos`, a position lt_ring_pos gave: the
+ * end of the records handed out so far (in a callback: of this one). What was never
+ * released is read again by the ring's next consumer.
+ */
+void lt_ring_hold(struct lt_ring *r);
+uint64_t lt_ring_pos(const struct lt_ring *r);
+void lt_ring_release(struct lt_ring *r, uint64_t pos);
 void lt_ring_free(struct lt_ring *r);
+/*
+ * Announce every CPU's pending loss windows now: lost records into the ring (lt_lost_flush
+ * run on each CPU). The CPUs whose windows must wait (a program on it was changing one, or
+ * the ring was full): try again later.
+ */
+int lt_lost_flush(const struct lt_handles *h);
 
 /*
  * The map audit: how full a loaded probe's stateful maps are (its row's .own maps and its

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#define _GNU_SOURCE /* memrchr */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -139,6 +140,55 @@ void lt_out_file(struct lt_out *o, const char *path, uint64_t rotate_size, unsig
 	file_open(o);
 }
 
+/*
+ * A write to the file stopped after `off` bytes, inside a line: cut the file back to the end
+ * of the last whole line, so the next write (or the next consumer, which reads the records
+ * again from the ring) starts a line. The new `off`.
+ */
+static size_t cut_back(struct lt_out *o, size_t off)
+{
+	const char *nl = memrchr(o->b.p, '\n', off);
+	size_t keep = nl ? (size_t)(nl - o->b.p) + 1 : 0;
+	struct stat st;
+
+	if (keep == off)
+		return off;
+	if (fstat(o->fd, &st) || (uint64_t)st.st_size < off - keep ||
+	    ftruncate(o->fd, st.st_size - (off - keep))) {
+		lt_error(LT_FAIL, "cannot cut %s back to its last whole line: %s", o->path,
+			 strerror(errno));
+		return off;
+	}
+	o->written -= off - keep;
+	o->truncations++;
+	return keep;
+}
+
+/* The first `off` bytes of the buffer left: the records they end are done. */
+static void marks_written(struct lt_out *o, size_t off)
+{
+	size_t i = 0;
+
+	while (i < o->nmarks && o->marks[i].end <= off)
+		o->done = o->marks[i++].tag;
+	o->nmarks -= i;
+	for (size_t j = 0; j < o->nmarks; j++) {
+		o->marks[j] = o->marks[i + j];
+		o->marks[j].end -= off;
+	}
+}
+
+void lt_out_mark(struct lt_out *o, uint64_t tag)
+{
+	if (o->nmarks < LT_OUT_MARKS)
+		o->marks[o->nmarks++] = (struct lt_out_mark){ o->b.len, tag };
+}
+
+bool lt_out_full(const struct lt_out *o)
+{
+	return o->b.cap - o->b.len < LT_ENC_MAX || o->nmarks == LT_OUT_MARKS;
+}
+
 /* write b.p[0..n) and move the rest down; false when something is left unwritten */
 static bool write_out(struct lt_out *o, size_t n)
 {
@@ -166,6 +216,9 @@ static bool write_out(struct lt_out *o, size_t n)
 		off += w;
 		o->written += w;
 	}
+	if (o->path && off < n && off)
+		off = cut_back(o, off);
+	marks_written(o, off);
 	if (o->path && off == n && o->blocked) {
 		o->blocked = false;
 		lt_info("writing %s again", o->path);
@@ -177,8 +230,10 @@ static bool write_out(struct lt_out *o, size_t n)
 
 void lt_out_flush(struct lt_out *o)
 {
-	if (!write_out(o, o->b.len) && !o->path)
+	if (!write_out(o, o->b.len) && !o->path) {
 		o->b.len = 0; /* stdout: failed for good */
+		o->nmarks = 0;
+	}
 }
 
 /* FILE.N-1 -> FILE.N ... FILE -> FILE.1, then a new FILE */

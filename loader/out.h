@@ -14,6 +14,13 @@
 #include "encode.h"
 
 #define LT_OUT_SIZE (256 * 1024)
+#define LT_OUT_MARKS 4096 /* records in the buffer whose end is remembered */
+
+/* Where a record ends in the buffer, and the caller's tag for it (its ring position). */
+struct lt_out_mark {
+	size_t end;
+	uint64_t tag;
+};
 
 struct lt_out {
 	struct lt_buf b;
@@ -27,6 +34,11 @@ struct lt_out {
 	bool blocked; /* a write, open or rotation failed: the buffer holds what is unwritten */
 	uint64_t write_errors; /* failed writes, opens and rotations */
 	uint64_t rotations;
+	uint64_t truncations; /* partial lines cut back after a failed write */
+	/* the records in the buffer (lt_out_mark), and the tag of the last one written whole */
+	struct lt_out_mark marks[LT_OUT_MARKS];
+	size_t nmarks;
+	uint64_t done;
 };
 
 /*
@@ -55,6 +67,17 @@ void lt_out_flush(struct lt_out *o);
 /* A record ends at b.len and began at `start`: rotate first if it would take the file past
  * the rotation size (the file before it is flushed and rotated, the record opens the next). */
 void lt_out_record(struct lt_out *o, size_t start);
+/* The record just encoded ends at b.len; `tag` is what lt_out_done gives back once it is
+ * written whole. */
+void lt_out_mark(struct lt_out *o, uint64_t tag);
+/* Take no more records before a flush: too little room for one, or no mark left. */
+bool lt_out_full(const struct lt_out *o);
+/* The tag of the last record whose bytes all reached the output (0: none yet). A write that
+ * fails part way is cut back (ftruncate) to the last whole line, the rest kept to retry. */
+static inline uint64_t lt_out_done(const struct lt_out *o)
+{
+	return o->done;
+}
 /* SIGHUP: flush, close and open the path again (after an external rotation). */
 void lt_out_reopen(struct lt_out *o);
 

@@ -15,9 +15,8 @@
 #include "records.h"
 
 #define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
-/* the output file cannot take more: stop reading the ring (the record is in the buffer) */
-#define STOP_BLOCKED (-EBUSY)
 #define POLL_MS 100 /* producers wake us only when the ring fills: the latency bound */
+#define CLAIM_MS 500 /* loss windows no record carried are announced this often */
 
 static const char events_opts_help[] =
 	"    --json               one JSON object per line (default)\n"
@@ -30,7 +29,9 @@ static const char events_opts_help[] =
 	"                         rotation (full disk, unwritable directory) is reported\n"
 	"                         once and retried every second; meanwhile the ring is not\n"
 	"                         read, so nothing is skipped (the kernel counts drops once\n"
-	"                         the ring is full)\n"
+	"                         the ring is full). A record leaves the ring only once its\n"
+	"                         line is written whole: after a stop, the next events\n"
+	"                         writes what this one could not\n"
 	"    --rotate-size BYTES  with -o: rotate before FILE would pass BYTES (K/M/G\n"
 	"                         suffixes): FILE -> FILE.1 -> ... -> FILE.N, whole records\n"
 	"                         only; a record larger than BYTES gets a file of its own\n"
@@ -107,7 +108,25 @@ struct stream {
 	struct lt_ident_cache ident;
 	struct lt_rec rec;
 	struct lt_decode_stats ds;
+	struct lt_ring *ring; /* the ring read, in hold mode */
 };
+
+/*
+ * Write what the buffer holds, and let the ring reuse the room of the records
+ * written whole: all read so far once the buffer is empty (records filtered out
+ * too), else up to the last whole one. The others stay in the ring, so a stop
+ * while writes fail leaves them to the next consumer.
+ */
+static void settle(struct stream *s)
+{
+	lt_out_flush(&s->out);
+	if (!s->ring)
+		return;
+	if (!s->out.b.len && !s->out.failed)
+		lt_ring_release(s->ring, lt_ring_pos(s->ring));
+	else if (lt_out_done(&s->out))
+		lt_ring_release(s->ring, lt_out_done(&s->out));
+}
 
 /* Does the record pass --container and --unit? */
 static bool ident_match(const struct stream *s, const struct lt_ident *id)
@@ -123,11 +142,15 @@ static bool ident_match(const struct stream *s, const struct lt_ident *id)
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct stream *s = ctx;
-	const struct lt_probe *p = lt_decode(data, size, &s->rec, &s->ds);
+	const struct lt_probe *p;
 	const struct lt_ident *id;
 	size_t start;
 	bool lost;
 
+	/* no room, or the output takes nothing: the record stays in the ring, unread */
+	if (s->out.blocked || lt_out_full(&s->out))
+		return LT_RING_AGAIN;
+	p = lt_decode(data, size, &s->rec, &s->ds);
 	if (!p || (s->types && !((s->types >> lt_rec_probe_type(p, &s->rec)) & 1)))
 		return 0;
 	/* a lost record is about its probe, not the task that wrote it: only --type applies */
@@ -141,7 +164,6 @@ static int on_sample(void *ctx, void *data, size_t size)
 			lt_ident_exit(&s->ident, s->rec.hdr.pid);
 		return 0;
 	}
-	/* room for one record is kept after each one (or the ring is not read on) */
 	start = s->out.b.len;
 	if (s->text)
 		lt_encode_text_id(&s->out.b, p, &s->rec, id);
@@ -149,13 +171,12 @@ static int on_sample(void *ctx, void *data, size_t size)
 		lt_encode_json_id(&s->out.b, p, &s->rec, id);
 	if (p->type == LT_TYPE_EXIT)
 		lt_ident_exit(&s->ident, s->rec.hdr.pid);
+	lt_out_mark(&s->out, lt_ring_pos(s->ring));
 	lt_out_record(&s->out, start);
-	if (s->out.b.cap - s->out.b.len < LT_ENC_MAX)
-		lt_out_flush(&s->out);
+	if (lt_out_full(&s->out))
+		settle(s);
 	if (s->out.failed || (s->count && ++s->emitted >= s->count))
 		return STOP_SAMPLE;
-	if (s->out.blocked)
-		return STOP_BLOCKED;
 	return 0;
 }
 
@@ -175,6 +196,24 @@ static void grew(struct growth *g, const char *probe, uint64_t now, uint64_t bef
 			   (unsigned long long)(now - before));
 	if (g->len >= sizeof(g->list))
 		g->len = sizeof(g->list) - 1;
+}
+
+/*
+ * Announce the loss windows no record carried yet (lt_lost_flush), then read
+ * their lost records; a CPU that was busy is asked again a few times. Not
+ * while the output refuses bytes: the ring is not read then.
+ */
+static void claim_windows(struct stream *s, const struct lt_handles *h, struct lt_ring *ring)
+{
+	for (int i = 0; i < 5 && !s->out.blocked && !s->out.failed; i++) {
+		int left = lt_lost_flush(h);
+
+		lt_ring_poll(ring, 0);
+		settle(s);
+		if (!left)
+			break;
+		usleep(1000);
+	}
 }
 
 /* What a stream reads: one suite's ring and counters. */
@@ -225,8 +264,9 @@ static void report_losses(struct source *src, const char *when)
 			(unsigned long long)throttled.total, when, throttled.list);
 }
 
-static void source_close(struct source *src)
+static void source_close(struct stream *s, struct source *src)
 {
+	s->ring = NULL;
 	lt_ring_free(src->ring);
 	src->ring = NULL;
 	lt_stats_close(&src->sr);
@@ -259,6 +299,8 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 		lt_stats_close(&src->sr);
 		return LT_FAIL;
 	}
+	lt_ring_hold(src->ring);
+	s->ring = src->ring;
 	return LT_OK;
 }
 
@@ -306,7 +348,7 @@ static uint64_t time_left(const struct stream *s, uint64_t start)
  */
 static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 {
-	uint64_t last_check = lt_now_ms();
+	uint64_t last_check = lt_now_ms(), last_claim = last_check;
 
 	while (!lt_stop) {
 		uint64_t t, left = time_left(s, start);
@@ -319,6 +361,7 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		if (hup) {
 			hup = 0;
 			lt_out_reopen(&s->out);
+			settle(s);
 		}
 		if (usr1) {
 			usr1 = 0;
@@ -328,17 +371,24 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 			/* the ring keeps its position until the output takes more */
 			usleep(timeout * 1000);
 			if (lt_now_ms() - last_check >= 1000 - POLL_MS)
-				lt_out_flush(&s->out);
+				settle(s);
 			*n = 0;
 		} else {
 			*n = lt_ring_poll(src->ring, timeout);
-			lt_out_flush(&s->out);
+			settle(s);
 		}
 		if (*n == STOP_SAMPLE || s->out.failed)
 			break;
-		if (*n < 0 && *n != -EINTR && *n != STOP_BLOCKED)
+		if (*n < 0 && *n != -EINTR && *n != LT_RING_AGAIN)
 			return lt_error(LT_FAIL, "reading the ring: %s", strerror(-*n));
 		t = lt_now_ms();
+		if (t - last_claim >= CLAIM_MS) {
+			last_claim = t;
+			claim_windows(s, src->h, src->ring);
+			if (*n == STOP_SAMPLE || s->out.failed ||
+			    (s->count && s->emitted >= s->count))
+				break;
+		}
 		if (t - last_check >= 1000) {
 			last_check = t;
 			report_losses(src, "");
@@ -364,9 +414,10 @@ static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h
 	for (int i = 0; i < 20 && !lt_pinned_removed(h); i++)
 		usleep(100 * 1000);
 	lt_ring_poll(src->ring, 0);
-	lt_out_flush(&s->out);
+	settle(s);
+	claim_windows(s, src->h, src->ring);
 	report_losses(src, "");
-	source_close(src);
+	source_close(s, src);
 	lt_close_handles(h);
 	if (!s->follow) {
 		if (stat(LT_PIN_DIR, &st) == 0)
@@ -439,9 +490,12 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 		lt_suite_detach(own);
 		lt_ring_poll(src.ring, 0);
 	}
-	lt_out_flush(&s->out);
+	settle(s);
+	/* at the stop: the windows still open, unless a --count is complete */
+	if (!err && n != STOP_SAMPLE)
+		claim_windows(s, h, src.ring);
 	report_losses(&src, "");
-	source_close(&src);
+	source_close(s, &src);
 out:
 	lt_out_flush(&s->out);
 	if (s->ds.rejected || s->ds.unknown)

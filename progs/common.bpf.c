@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* What belongs to the whole object rather than to a probe: the record layouts and the license. */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
+#include "lt_common.bpf.h"
 #include "lt_abi.h"
 #include "lt_hist.h"
 #include "lt_prof.h"
@@ -19,3 +18,10 @@ LT_ABI_PROF(LT_BTF_ANCHOR, LT_NO_MEMBER)
 LT_ABI_UNWIND(LT_BTF_ANCHOR, LT_NO_MEMBER)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Not attached: the consumer runs it on each CPU (test run on a CPU) to claim the loss windows. */
+SEC("raw_tp")
+int lt_lost_flush(void *ctx)
+{
+	return lt_lost_claim();
+}

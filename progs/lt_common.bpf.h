@@ -69,6 +69,17 @@ struct {
 	__type(value, __u64);
 } lt_wake __weak SEC(".maps");
 
+/*
+ * Per CPU: programs inside a change of a loss window (lt_busy). The consumer's
+ * lt_lost_flush leaves a CPU's windows alone while one is.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} lt_lost_busy __weak SEC(".maps");
+
 /* Set by the loader before load; read-only afterwards. */
 const volatile __u32 lt_cfg_tgid __weak = 0; /* 0: any process */
 const volatile __u64 lt_cfg_cgroup_id __weak = 0; /* 0: any; else only tasks under lt_cgroup[0] */
@@ -198,13 +209,36 @@ static __always_inline struct lt_blame_val *lt_blame_of(__u32 probe)
 	return lt_lookup_or_add(&lt_drop_cg, &k, &zero);
 }
 
+/*
+ * Enter a change of this CPU's loss windows: the count of programs inside one
+ * (atomic: on 7.x another task can preempt this one here). Only where a window
+ * is touched (a loss, or one to announce): the record path costs nothing more.
+ */
+static __always_inline __u32 *lt_busy(void)
+{
+	__u32 zero = 0, *b = bpf_map_lookup_elem(&lt_lost_busy, &zero);
+
+	if (b)
+		__sync_fetch_and_add(b, 1);
+	return b;
+}
+
+static __always_inline void lt_unbusy(__u32 *b)
+{
+	if (b)
+		__sync_fetch_and_add(b, -1);
+}
+
 /* One more loss in this CPU's window of the probe (lt_reserve reports it). */
 static __always_inline void lt_window(struct lt_stat *st, __u64 now)
 {
+	__u32 *b = lt_busy();
+
 	if (!st->lost_count)
 		st->lost_first_ns = now;
 	st->lost_last_ns = now;
 	st->lost_count++;
+	lt_unbusy(b);
 }
 
 /*
@@ -257,9 +291,12 @@ static __always_inline bool lt_throttled(struct lt_stat *st, __u32 probe)
 	}
 	__sync_fetch_and_add(&v->throttled, 1);
 	if (st) {
+		__u32 *b = lt_busy();
+
 		st->throttled++;
 		lt_window(st, now);
 		st->lost_throttled++;
+		lt_unbusy(b);
 	}
 	return true;
 }
@@ -298,7 +335,10 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 	if (lt_throttled(st, probe))
 		return NULL;
 	if (st && st->lost_count) {
-		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
+		__u32 *b = lt_busy();
+
+		/* another program on this CPU is changing a window: it stays for later */
+		lost = b && *b == 1 ? bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0) : NULL;
 		if (lost) {
 			__u64 n = st->lost_count, t = st->lost_throttled;
 
@@ -306,6 +346,7 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 			if (!rec) {
 				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
+				lt_unbusy(b);
 				lt_drop(st, probe);
 				return NULL;
 			}
@@ -314,9 +355,11 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 			/* minus what it reported: a preempting program's drop stays counted */
 			st->lost_count -= n;
 			st->lost_throttled -= t;
+			lt_unbusy(b);
 			lt_hdr_fill(rec, type, size);
 			return rec;
 		}
+		lt_unbusy(b);
 	}
 	rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 	if (!rec) {
@@ -325,6 +368,50 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 	}
 	lt_hdr_fill(rec, type, size);
 	return rec;
+}
+
+/*
+ * The consumer's claim of this CPU's loss windows (lt_lost_flush, run on each
+ * CPU in turn, at least once a second and at its stop): each pending window
+ * announced now as a lost record, so none waits for the CPU's next record of
+ * its probe. It runs with preemption disabled, in an interrupt when on another
+ * CPU than the caller's: no program of this CPU moves while it runs, and it
+ * leaves the windows alone while one is inside a change (lt_busy): they are
+ * claimed exactly once, by it or by the record that would carry them. 0: all
+ * claimed; 1: try again (busy, or the ring was full).
+ */
+static __always_inline int lt_lost_claim(void)
+{
+	__u32 zero = 0, *b = bpf_map_lookup_elem(&lt_lost_busy, &zero);
+	int ret = 0;
+
+	if (!b || *b)
+		return 1;
+	__sync_fetch_and_add(b, 1);
+	for (__u32 probe = 0; probe < LT_PROBE_SLOTS; probe++) {
+		struct lt_stat *st = lt_stat_slot(probe);
+		struct lt_lost *lost;
+		__u64 n, t;
+
+		if (!st || !st->lost_count)
+			continue;
+		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
+		if (!lost) {
+			ret = 1;
+			break;
+		}
+		n = st->lost_count;
+		t = st->lost_throttled;
+		lt_lost_fill(lost, st, probe, n, t);
+		/* no task wrote it: not the one this interrupt happened to stop */
+		lost->hdr.pid = lost->hdr.tid = 0;
+		lost->hdr.cgroup_id = 0;
+		bpf_ringbuf_submit(lost, 0);
+		st->lost_count -= n;
+		st->lost_throttled -= t;
+	}
+	__sync_fetch_and_add(b, -1);
+	return ret;
 }
 
 /*
@@ -399,7 +486,9 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 	struct lt_lost *lost;
 
 	if (st && st->lost_count) {
-		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
+		__u32 *b = lt_busy();
+
+		lost = b && *b == 1 ? bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0) : NULL;
 		if (lost) {
 			__u64 n = st->lost_count, t = st->lost_throttled;
 
@@ -409,16 +498,19 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 			/* reserved after the lost record: read after it */
 			if (bpf_ringbuf_output(&lt_events, rec, size, BPF_RB_NO_WAKEUP)) {
 				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
+				lt_unbusy(b);
 				lt_drop(st, probe);
 				return false;
 			}
 			bpf_ringbuf_submit(lost, flags);
 			st->lost_count -= n;
 			st->lost_throttled -= t;
+			lt_unbusy(b);
 			st->shed += shed;
 			lt_count(probe, false);
 			return true;
 		}
+		lt_unbusy(b);
 	}
 	lt_hdr_fill(rec, type, size);
 	if (bpf_ringbuf_output(&lt_events, rec, size, flags)) {

@@ -7,6 +7,22 @@ load helpers
 setup() {
 	lt_setup
 	OUT="$BATS_TEST_TMPDIR/events"
+	SMALL=
+}
+
+teardown() {
+	# a small tmpfs of the test (small_disk): unmounted before its directory goes
+	[ -z "$SMALL" ] || ! mountpoint -q "$SMALL" || umount "$SMALL" || umount -l "$SMALL"
+	lt_teardown
+}
+
+# small_disk KIB FREE_KIB: a tmpfs of KIB KiB in a new directory SMALL, filled
+# (SMALL/filler) until FREE_KIB KiB are left
+small_disk() {
+	SMALL=$(mktemp -d)
+	LT_TMPDIRS+=("$SMALL")
+	mount -t tmpfs -o "size=${1}k,mode=0700" lowtrace-test "$SMALL"
+	head -c $((($1 - $2) * 1024)) /dev/zero >"$SMALL/filler"
 }
 
 # gated_forker N: a bash that waits on a fifo, then forks N subshells (fork
@@ -210,17 +226,18 @@ release_forker() {
 	assert_line --regexp "^fork +tp_btf +[0-9]+ +[0-9]+ +$fdrops +0\$"
 
 	# the ring holds exactly the records that were counted as written, and the
-	# lost records before some of them (their windows stay open: --pid lets
-	# nothing else write, so the sum is at most the drops)
+	# lost records
 	local written
 	written=$(jq -r '[.probes[].events] | add' <<<"$st")
 	run --separate-stderr -0 timeout 10 "$LT" events --duration 2
 	printf '%s\n' "${lines[@]}" >"$OUT"
 	assert_equal "$(count_records "$OUT" '.type != "lost"')" "$written"
-	run -0 count_records "$OUT" ".pid != $FORKER"
+	# (lost records the consumer announced have pid 0: they are the probe's)
+	run -0 count_records "$OUT" ".type != \"lost\" and .pid != $FORKER"
 	assert_output 0
+	# every window announced, by a record or at the consumer's stop
 	run -0 jq -s '[.[] | select(.type == "lost") | .count] | add // 0' "$OUT"
-	[ "$output" -le "$(jq -r '[.probes[].drops] | add' <<<"$st")" ]
+	assert_equal "$output" "$(jq -r '[.probes[].drops] | add' <<<"$st")"
 	# distinct forks, as many as counted
 	run -0 jq -r 'select(.type == "fork") | .child_pid' "$OUT"
 	assert_equal "$(sort -u <<<"$output" | wc -l)" "$(count_records "$OUT" '.type == "fork"')"
@@ -499,4 +516,76 @@ wait_exec_arg() {
 	run -0 count_records "$OUT" ".type == \"exec\" and (.args | index(\"true\")) and (.args[-1] | startswith(\"$MARK-\"))"
 	assert_output 5
 	assert_nothing_loaded
+}
+
+@test "a stop while the disk is full loses nothing: unwritten records stay in the ring, the next events writes them once, no broken line" {
+	new_cgroup
+	small_disk 4096 16
+	# room for all 1000 execs in the ring: no kernel drop should be needed
+	run -0 "$LT" load --ringbuf-size 4M --probes exec --cgroup "$NEW_CG"
+	"$LT" events -o "$SMALL/ev.json" 2>"$OUT.err" 3>&- &
+	EV_PID=$!
+	bg_track "$EV_PID"
+	wait_consumer_ready "$EV_PID"
+	in_cg "$NEW_CG" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true "$0-$i"; done' "$MARK"
+	# the consumer has read the ring and found the disk full
+	wait_line "$OUT.err" 'No space left on device' "$EV_PID"
+	sleep 0.5
+	kill -TERM "$EV_PID"
+	wait_rc "$EV_PID" 5
+	assert_equal "$RC" 0
+	bg_forget "$EV_PID"
+	grep -q 'records still in the ring were not written' "$OUT.err"
+	# space again: the next consumer writes what the first could not
+	rm "$SMALL/filler"
+	run -0 timeout 30 "$LT" events -o "$SMALL/ev.json" --duration 2
+	# every line whole, every exec once
+	run -0 jq -c . "$SMALL/ev.json"
+	run -0 jq -r --arg m "$MARK-" 'select(.type == "exec") | .args[1] // empty |
+		select(startswith($m))' "$SMALL/ev.json"
+	local n uniq drops
+	n=${#lines[@]}
+	uniq=$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)
+	drops=$(probe_field exec drops)
+	assert_equal "$uniq" "$n"
+	assert_equal "$((n + drops))" 1000
+}
+
+# lost_sum FILE [CPU]: the sum of the counts of the lost records in FILE (of CPU's windows)
+lost_sum() {
+	jq -R -s --arg c "${2:-}" '[split("\n")[] | fromjson? | select(.type == "lost" and
+		($c == "" or .cpu == ($c | tonumber))) | .count] | add // 0' "$1"
+}
+
+@test "every loss window is announced within a second and at the stop, exactly once, whether or not its CPU records again" {
+	local cpus c0 c1 drops i
+	read -r -a cpus < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')
+	[ "${#cpus[@]}" -ge 2 ]
+	c0=${cpus[0]} c1=${cpus[1]}
+	new_cgroup
+	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$NEW_CG"
+	# no consumer: half the storm on each CPU, each CPU's window open
+	in_cg "$NEW_CG" taskset -c "$c0" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true; done' &
+	in_cg "$NEW_CG" taskset -c "$c1" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true; done' &
+	wait
+	drops=$(probe_field exec drops)
+	[ "$drops" -gt 1500 ]
+	# a consumer and no further record: both windows arrive within a second (and a poll)
+	events_bg "$OUT" --type exec
+	for ((i = 0; i < 20; i++)); do
+		[ "$(lost_sum "$OUT")" = "$drops" ] && break
+		sleep 0.1
+	done
+	assert_equal "$(lost_sum "$OUT")" "$drops"
+	[ "$(lost_sum "$OUT" "$c0")" -gt 0 ]
+	[ "$(lost_sum "$OUT" "$c1")" -gt 0 ]
+	# 20 execs on one CPU (drops again, the ring holds two), then the stop: each
+	# window once, the last ones by the stop
+	in_cg "$NEW_CG" taskset -c "$c0" bash -c 'for ((i = 0; i < 20; i++)); do /bin/true "$0-$i"; done' "$MARK"
+	stop_consumer "$EV_PID"
+	assert_equal "$(lost_sum "$OUT")" "$(probe_field exec drops)"
+	# the 20 execs: each written or dropped, none twice
+	run -0 jq -R -r --arg m "$MARK-" 'fromjson? | select(.type == "exec") | .args[1] // empty |
+		select(startswith($m))' "$OUT"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)" "${#lines[@]}"
 }

@@ -33,12 +33,14 @@ perf_links() {
 	[ "$(printf '%s\n' 5.15 "$v" | sort -V | head -n 1)" = 5.15 ]
 }
 
-# with_tp NAME...: the names, plus where the loader attaches the *_tp programs
+# with_tp NAME...: the names (program names: with lt_lost_flush), plus where the loader attaches the *_tp programs
 # (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
 # exit, fork, tcp (lt_exec or exec) among them; sorted, on one line. (Not
 # tcp's with --state local: a *_tp program cannot reach socket storage.)
 with_tp() {
 	local n out=("$@")
+	# every suite with programs also loads lt_lost_flush (run by the consumer, never attached)
+	[[ "${1:-}" != lt_* ]] || out+=(lt_lost_flush)
 	if tp_preemptible || [ -n "${LOWTRACE_TP_LEVEL:-}" ]; then
 		for n in "$@"; do
 			case $n in lt_exec | lt_exit | lt_fork | lt_tcp | exec | exit | fork | tcp) out+=("${n}_tp") ;; esac

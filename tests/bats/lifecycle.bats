@@ -265,11 +265,13 @@ prog_ids_of() {
 	run -0 "$LT" load
 	# what an unload killed between its two steps leaves behind
 	rm -r "$PIN/links"
-	wait_prog_names ""
+	# only the consumer's unattached lt_lost_flush is left (pinned beside the maps)
+	wait_prog_names lt_lost_flush
 	run --separate-stderr "$LT" unload
 	assert_equal "$stderr" ""
 	assert_equal "$status" 0
 	[ ! -e "$PIN" ]
+	wait_prog_names ""
 	wait_map_names ""
 }
 
