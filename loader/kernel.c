@@ -424,6 +424,8 @@ static int pin_all(struct lt_suite *s, const char *dir)
 	}
 	snprintf(path, sizeof(path), "%s/lost_flush", dir);
 	err = bpf_program__pin(s->skel->progs.lt_lost_flush, path);
+	if (!err) /* the group's events runs it to claim loss windows */
+		err = pin_perm(s, path, 0660);
 	if (err)
 		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {

@@ -324,6 +324,25 @@ pin_group_user() {
 	assert_output ""
 }
 
+@test "load --pin-group: the group's events (CAP_BPF alone) announces every loss window" {
+	local drops out=$BATS_TEST_TMPDIR/ev.json
+	command -v setpriv >/dev/null && command -v useradd >/dev/null || skip "no setpriv or useradd"
+	pin_group_user
+	new_cgroup
+	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$NEW_CG" --pin-group "$LT_PG"
+	[ "$(stat -c '%g %a' "$PIN/lost_flush")" = "$LT_PG_GID 660" ]
+	# no consumer: a window open on each CPU, no record will carry them
+	in_cg "$NEW_CG" taskset -c 0 bash -c 'for ((i = 0; i < 500; i++)); do /bin/true; done' &
+	in_cg "$NEW_CG" taskset -c 1 bash -c 'for ((i = 0; i < 500; i++)); do /bin/true; done' &
+	wait
+	drops=$(probe_field exec drops)
+	[ "$drops" -gt 500 ]
+	# the reader claims them (lt_lost_flush) as lowtrace-events would run
+	run -0 $LT_READER "$LT" events --json --type exec --duration 2 >"$out"
+	run -0 jq -s '[.[] | select(.type == "lost") | .count] | add // 0' "$out"
+	assert_equal "$output" "$drops"
+}
+
 @test "load --pin-group: an unknown group is one error line, exit 2, nothing loaded; without it root's pins" {
 	local f="$BATS_TEST_TMPDIR/pg.conf"
 	run --separate-stderr "$LT" load --probes exec --pin-group lt-no-such-group
