@@ -114,6 +114,7 @@ struct lt_handles {
 	int stats_fd;
 	int seen_fd; /* lt_seen, -1: a suite loaded by a lowtrace without it */
 	int flush_fd; /* lt_lost_flush, -1: a suite loaded by a lowtrace without it */
+	int flush_err; /* why flush_fd is -1 when the suite has it (EACCES: not the pins' group) */
 	int dir_fd; /* pin directory (locked by the consumer), -1 in-process */
 	struct lt_suite *suite; /* in-process; NULL for the pins */
 };
@@ -195,7 +196,7 @@ void lt_ring_free(struct lt_ring *r);
 /*
  * Announce every CPU's pending loss windows now: lost records into the ring (lt_lost_flush
  * run on each CPU). The CPUs whose windows must wait (a program on it was changing one, or
- * the ring was full): try again later.
+ * the ring was full): try again later. -errno when it cannot run at all.
  */
 int lt_lost_flush(const struct lt_handles *h);
 

@@ -99,6 +99,7 @@ int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 	h->stats_fd = pin_get_ro(LT_PIN_DIR "/maps/lt_stats");
 	h->seen_fd = bpf_obj_get(LT_PIN_DIR "/maps/lt_seen");
 	h->flush_fd = bpf_obj_get(LT_PIN_DIR "/lost_flush"); /* -1: an older suite */
+	h->flush_err = h->flush_fd < 0 && errno != ENOENT ? errno : 0;
 	if (h->seen_fd >= 0) {
 		struct bpf_map_info mi = {};
 		__u32 len = sizeof(mi);
@@ -1016,13 +1017,16 @@ int lt_lost_flush(const struct lt_handles *h)
 	int ncpu = libbpf_num_possible_cpus(), left = 0;
 
 	if (h->flush_fd < 0 || ncpu <= 0)
-		return 0;
+		return -h->flush_err;
 	for (int c = 0; c < ncpu; c++) {
 		LIBBPF_OPTS(bpf_test_run_opts, o, .flags = BPF_F_TEST_RUN_ON_CPU, .cpu = c);
 
 		/* ENXIO: an offline CPU, whose windows wait for it */
-		if (bpf_prog_test_run_opts(h->flush_fd, &o))
+		if (bpf_prog_test_run_opts(h->flush_fd, &o)) {
+			if (errno != ENXIO)
+				return -errno;
 			continue;
+		}
 		left += o.retval != 0;
 	}
 	return left;

@@ -93,6 +93,7 @@ struct stream {
 	struct lt_out out;
 	bool text;
 	bool follow; /* events --follow: on to the next suite after an unload or replace */
+	bool flush_warned; /* lt_lost_flush cannot run: said once */
 	uint64_t types; /* bit per record type, 0: all */
 	uint32_t pid; /* 0: all */
 	uint64_t count; /* 0: no limit */
@@ -208,6 +209,13 @@ static void claim_windows(struct stream *s, const struct lt_handles *h, struct l
 	for (int i = 0; i < 5 && !s->out.blocked && !s->out.failed; i++) {
 		int left = lt_lost_flush(h);
 
+		if (left < 0) {
+			if (!s->flush_warned)
+				lt_info("cannot claim loss windows (%s): each comes with its CPU's "
+					"next record of its probe", strerror(-left));
+			s->flush_warned = true;
+			return;
+		}
 		lt_ring_poll(ring, 0);
 		settle(s);
 		if (!left)

@@ -338,9 +338,14 @@ pin_group_user() {
 	drops=$(probe_field exec drops)
 	[ "$drops" -gt 500 ]
 	# the reader claims them (lt_lost_flush) as lowtrace-events would run
-	run -0 $LT_READER "$LT" events --json --type exec --duration 2 >"$out"
+	$LT_READER "$LT" events --json --type exec --duration 2 >"$out"
 	run -0 jq -s '[.[] | select(.type == "lost") | .count] | add // 0' "$out"
 	assert_equal "$output" "$drops"
+	# a flush program the reader may not run: said, not skipped silently
+	chmod 0600 "$PIN/lost_flush"
+	run --separate-stderr $LT_READER "$LT" events --json --type exec --duration 1
+	assert_success
+	[[ "$stderr" == *"lowtrace: cannot claim loss windows (Permission denied)"* ]]
 }
 
 @test "load --pin-group: an unknown group is one error line, exit 2, nothing loaded; without it root's pins" {
