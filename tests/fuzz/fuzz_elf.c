@@ -19,31 +19,12 @@
 #include <unistd.h>
 
 #include "sym_int.h"
+#include "fuzz_memfd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* lookups per input: enough to reach every branch of the table's search */
 #define MAX_LOOKUPS 64
-
-static int memfd_of(const uint8_t *data, size_t size)
-{
-	int fd = memfd_create("fuzz_elf", MFD_CLOEXEC);
-
-	if (fd < 0) {
-		perror("memfd_create");
-		abort();
-	}
-	for (size_t off = 0; off < size;) {
-		ssize_t n = write(fd, data + off, size - off);
-
-		if (n <= 0) {
-			perror("write");
-			abort();
-		}
-		off += n;
-	}
-	return fd;
-}
 
 static void check_build_id(const char *id)
 {
@@ -111,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!s)
 		abort();
 	/* a mapped file: the fd is handed over, parsed on the first frame */
-	fd = memfd_of(data, size);
+	fd = fuzz_memfd("fuzz_elf", data, size);
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	e = elf_get(s, dup(fd));
 	if (e)

@@ -15,29 +15,9 @@
 #include <unistd.h>
 
 #include "sym_int.h"
+#include "fuzz_memfd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static int memfd_of(const uint8_t *data, size_t size)
-{
-	int fd = memfd_create("fuzz_perfmap", MFD_CLOEXEC);
-
-	if (fd < 0) {
-		perror("memfd_create");
-		abort();
-	}
-	for (size_t off = 0; off < size;) {
-		ssize_t n = write(fd, data + off, size - off);
-
-		if (n <= 0) {
-			perror("write");
-			abort();
-		}
-		off += (size_t)n;
-	}
-	lseek(fd, 0, SEEK_SET);
-	return fd;
-}
 
 static void check_table(const struct symtab *t)
 {
@@ -62,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct symtab t = {};
 	char *status;
 	uint32_t ns;
-	int fd = memfd_of(data, size);
+	int fd = fuzz_memfd("fuzz_perfmap", data, size);
 
 	perfmap_parse(&t, fd, 1000000000ull);
 	check_table(&t);
