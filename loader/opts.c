@@ -498,7 +498,6 @@ int lt_config_parse(const char *buf, size_t len, const char *name, const char *c
 	size_t pos = 0;
 	int err = LT_OK;
 
-	memset(&c, 0, sizeof(c));
 	c = (struct config_state){
 		.cmd = cmd, .keys = keys, .fn = fn, .ctx = ctx, .seen = seen, .section = -1
 	};
