@@ -332,9 +332,10 @@ int lt_pins_tidy(void)
  * --pin-group: the group's readers (lowtrace-metrics, lowtrace-events with CAP_BPF alone) open
  * what they read with BPF_F_RDONLY, which needs read permission; the kernel opens a link or a
  * program only read-write, the ring's consumer page is mapped writable, and readers update
- * lt_seen (events) and delete from lt_cg_counts (metrics): those need write permission.
+ * lt_seen (events), delete from lt_cg_counts (metrics) and write lt_sweep (both sweep tcp):
+ * those need write permission.
  */
-static const char *const pin_rw_maps[] = { "lt_events", "lt_seen", "lt_cg_counts" };
+static const char *const pin_rw_maps[] = { "lt_events", "lt_seen", "lt_cg_counts", "lt_sweep" };
 
 /* chown to the pin group, then its mode; nothing without --pin-group */
 static int pin_perm(const struct lt_suite *s, const char *path, mode_t mode)
@@ -429,6 +430,32 @@ static int pin_all(struct lt_suite *s, const char *dir)
 	if (err)
 		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {
+		struct bpf_program *reap =
+			lt_probes[i].reap
+				? bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].reap)
+				: NULL;
+
+		if (reap && bpf_program__fd(reap) >= 0) {
+			/* the group's consumers run it: they sweep */
+			snprintf(path, sizeof(path), "%s/%s", dir, lt_link_name(lt_probes[i].reap));
+			err = bpf_program__pin(reap, path);
+			if (!err)
+				err = pin_perm(s, path, 0660);
+			if (err)
+				return err;
+		}
+		for (int k = 0; k < LT_PROBE_ITERS && lt_probes[i].iters[k]; k++) {
+			if (!s->iters[lt_probes[i].id][k])
+				continue;
+			/* the group's consumers run it: reading the pin runs the iterator */
+			snprintf(path, sizeof(path), "%s/links/%s", dir,
+				 lt_link_name(lt_probes[i].iters[k]));
+			err = bpf_link__pin(s->iters[lt_probes[i].id][k], path);
+			if (!err)
+				err = pin_perm(s, path, 0660);
+			if (err)
+				return err;
+		}
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
 			const char *prog = lt_probes[i].progs[k];
 
@@ -573,6 +600,15 @@ static void set_syscalls(struct lt_suite *s, const struct lt_load_opts *o)
 }
 
 /* Is program `name` one the load options pick? (syscalls: lt_sys_c alone, or the pair) */
+/* A reaper frees stale entries of the probe's first own map: a hash (set_state decides). */
+static bool reap_usable(struct bpf_object *obj, size_t i)
+{
+	const struct bpf_map *m = bpf_object__find_map_by_name(obj, lt_probes[i].own[0]);
+	enum bpf_map_type t = m ? bpf_map__type(m) : BPF_MAP_TYPE_UNSPEC;
+
+	return t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_LRU_HASH;
+}
+
 static bool prog_mode_chosen(const char *name, const struct lt_load_opts *o)
 {
 	if (strncmp(name, "lt_sys_", 7))
@@ -739,6 +775,26 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 					   prog_hook_chosen(s->skel->obj, i, k, perf) &&
 					   prog_mode_chosen(lt_probes[i].progs[k], o));
 		}
+		for (int k = 0; k < LT_PROBE_ITERS && lt_probes[i].iters[k]; k++) {
+			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].iters[k]);
+			if (!p) {
+				ret = lt_error(LT_FAIL, "program %s missing from the object",
+					       lt_probes[i].iters[k]);
+				goto out;
+			}
+			bpf_program__set_autoload(p, (o->probes >> i) & 1);
+		}
+		p = lt_probes[i].reap
+			    ? bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].reap)
+			    : NULL;
+		if (lt_probes[i].reap && !p) {
+			ret = lt_error(LT_FAIL, "program %s missing from the object",
+				       lt_probes[i].reap);
+			goto out;
+		}
+		if (p)
+			bpf_program__set_autoload(p, ((o->probes >> i) & 1) &&
+							     reap_usable(s->skel->obj, i));
 	}
 	/* never attached: the consumer runs it to announce loss windows (lt_lost_flush) */
 	bpf_program__set_autoload(s->skel->progs.lt_lost_flush, true);
@@ -900,6 +956,14 @@ static int load_attach(struct lt_suite *s)
 			return lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",
 					lt_probes[i].name, lt_probes[i].progs[k], strerror(errno));
 		}
+		for (int k = 0; k < LT_PROBE_ITERS && lt_probes[i].iters[k]; k++) {
+			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].iters[k]);
+			s->iters[lt_probes[i].id][k] = bpf_program__attach_iter(p, NULL);
+			if (!s->iters[lt_probes[i].id][k])
+				return lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",
+						lt_probes[i].name, lt_probes[i].iters[k],
+						strerror(errno));
+		}
 	}
 	return s->pin ? pin_suite(s) : LT_OK;
 }
@@ -1045,6 +1109,10 @@ void lt_suite_detach(struct lt_suite *s)
 		for (int k = 0; k < LT_PROBE_PROGS; k++) {
 			bpf_link__destroy(s->links[i][k]); /* a pinned link stays attached */
 			s->links[i][k] = NULL;
+		}
+		for (int k = 0; k < LT_PROBE_ITERS; k++) {
+			bpf_link__destroy(s->iters[i][k]);
+			s->iters[i][k] = NULL;
 		}
 	}
 }

@@ -129,6 +129,20 @@ bool lt_pinned_removed(const struct lt_handles *h);
 int lt_seen_read(const struct lt_handles *h, uint32_t probe, struct lt_seen *v);
 int lt_seen_write(const struct lt_handles *h, uint32_t probe, const struct lt_seen *v);
 
+/*
+ * The tcp sweep (kernel_sweep.c): finds the connections whose close the kernel ran no
+ * program for (lt_counts.unseen) and frees their hash slots. NULL from open: nothing to
+ * sweep (no tcp probe, or a suite without the sweep). Run returns 0 when it swept, 1 when
+ * it did not have to (LT_SWEEP_MS not over; another consumer sweeping),
+ * -errno on failure.
+ */
+struct lt_sweeper;
+int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h);
+int lt_sweep_run(struct lt_sweeper *w);
+void lt_sweeper_close(struct lt_sweeper *w);
+/* lt_sweep's value: 0, or -errno (-EPROTO: another lowtrace's layout) */
+int lt_sweep_state(int fd, struct lt_sweep *st);
+
 /* A probe's counters: ours summed over CPUs, the kernel's over its programs. */
 struct lt_counts {
 	uint64_t events; /* records written */
@@ -140,6 +154,8 @@ struct lt_counts {
 	/* events the kernel skipped the probe for (it was already running on that
 	 * CPU) and nothing took over: up to this many records may be missing */
 	uint64_t missed;
+	/* tcp: connections whose close no program saw (the sweep): their records are missing */
+	uint64_t unseen;
 	/* grow only while kernel.bpf_stats_enabled or an lt_enable_stats() fd is on */
 	uint64_t run_cnt;
 	uint64_t run_time_ns;
@@ -150,6 +166,7 @@ struct lt_stats_reader {
 	int fd;
 	int ncpu;
 	uint32_t vsize; /* the map's value size: lt_stat of the lowtrace that loaded it */
+	int sweep_fd; /* lt_sweep (unseen), -1: none */
 	uint32_t stride; /* one CPU's value: vsize rounded up to 8 */
 	void *percpu;
 	int prog_fd[LT_PROBE_SLOTS][LT_PROBE_PROGS]; /* -1: not attached */

@@ -27,6 +27,7 @@ struct lt_suite {
 	uint64_t tp_probes; /* the probes whose *_tp program is */
 	bool sk_hash; /* sockets in the hash: a *_tp program needs them there */
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
+	struct bpf_link *iters[LT_PROBE_SLOTS][LT_PROBE_ITERS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;
 	void *uw_rows; /* lt_uw_rows mapped (lt_suite_unwind_rows), uw_len bytes */

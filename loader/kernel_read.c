@@ -201,6 +201,12 @@ int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
 
 	memset(r->prog_fd, -1, sizeof(r->prog_fd));
 	r->percpu = NULL;
+	if (h->suite) {
+		r->sweep_fd = bpf_map__fd(h->suite->skel->maps.lt_sweep);
+		r->sweep_fd = r->sweep_fd >= 0 ? fcntl(r->sweep_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	} else {
+		r->sweep_fd = pin_get_ro(LT_PIN_DIR "/maps/lt_sweep"); /* -1: no tcp, or older */
+	}
 	r->fd = h->stats_fd;
 	r->ncpu = libbpf_num_possible_cpus();
 	if (r->ncpu <= 0)
@@ -266,6 +272,12 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 			skipped += pi.recursion_misses;
 	}
 	sum->missed = skipped > sum->recovered ? skipped - sum->recovered : 0;
+	if (p->id == LT_PROBE_TCP && r->sweep_fd >= 0) {
+		struct lt_sweep st;
+
+		if (lt_sweep_state(r->sweep_fd, &st) == 0)
+			sum->unseen = st.unseen;
+	}
 	return 0;
 }
 
@@ -273,6 +285,9 @@ void lt_stats_close(struct lt_stats_reader *r)
 {
 	free(r->percpu);
 	r->percpu = NULL;
+	if (r->sweep_fd >= 0)
+		close(r->sweep_fd);
+	r->sweep_fd = -1;
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
 		for (int k = 0; k < LT_PROBE_PROGS; k++)
 			if (r->prog_fd[i][k] >= 0) {
@@ -1141,6 +1156,7 @@ int lt_read_status(struct lt_status *st)
 	const struct lowtrace__rodata *cfg = &rodata_buf.r;
 	struct bpf_map_info mi = {};
 	struct lt_stats_reader sr = {};
+	struct lt_sweeper *sw;
 	struct lt_handles h;
 	__u32 len = sizeof(mi), key = 0;
 	char path[PATH_MAX];
@@ -1167,17 +1183,28 @@ int lt_read_status(struct lt_status *st)
 	}
 	if (fd >= 0)
 		close(fd);
+	/* a sweep first, if one is due and this user may (the tcp probe's unseen closes) */
+	if (lt_sweeper_open(&sw, &h) == LT_OK) {
+		lt_sweep_run(sw);
+		lt_sweeper_close(sw);
+	}
 	err = lt_stats_open(&sr, &h);
 	for (size_t i = 0; !err && i < lt_nprobes; i++) {
 		struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 		struct bpf_link_info li = {};
 
 		len = sizeof(li);
-		/* the first attached program's link tells the hook (one of two for open) */
+		/* the first attached program's link tells the hook (one of two for open);
+		 * its iterators' where all those are gone (removed by hand) */
 		fd = -1;
-		for (int k = 0; fd < 0 && k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
-			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR,
-				 lt_link_name(lt_probes[i].progs[k]));
+		for (int k = 0; fd < 0 && k < LT_PROBE_PROGS + LT_PROBE_ITERS; k++) {
+			const char *prog = k < LT_PROBE_PROGS
+						   ? lt_probes[i].progs[k]
+						   : lt_probes[i].iters[k - LT_PROBE_PROGS];
+
+			if (!prog)
+				continue;
+			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
 			fd = bpf_obj_get(path);
 		}
 		if (fd < 0)

@@ -143,6 +143,7 @@ struct server {
 	bool per_syscall_latency;
 	struct lt_handles h;
 	struct lt_stats_reader sr;
+	struct lt_sweeper *sw; /* the tcp sweep, run at scrapes (every LT_SWEEP_MS at most) */
 	bool loaded[LT_PROBE_SLOTS];
 	struct lt_counts counts[LT_PROBE_SLOTS]; /* per row of lt_probes, this scrape */
 	bool have[LT_PROBE_SLOTS];
@@ -634,6 +635,8 @@ static void suite_close(struct server *s)
 	lt_cg_close(s->by.cg);
 	s->by.cg = NULL;
 	lt_stats_close(&s->sr);
+	lt_sweeper_close(s->sw);
+	s->sw = NULL;
 	lt_close_handles(&s->h);
 }
 
@@ -649,6 +652,8 @@ static int suite_open(struct server *s)
 	if (err)
 		return err;
 	err = lt_stats_open(&s->sr, &s->h);
+	if (!err)
+		err = lt_sweeper_open(&s->sw, &s->h);
 	for (size_t i = 0; !err && i < lt_nprobes; i++) {
 		s->loaded[lt_probes[i].id] = st.probe[lt_probes[i].id].loaded;
 		if (lt_probes[i].map && s->loaded[lt_probes[i].id])
@@ -819,6 +824,7 @@ static int scrape(struct server *s)
 		return 503;
 	if (body_room(s))
 		return 500;
+	lt_sweep_run(s->sw);
 	for (size_t i = 0; i < lt_nprobes; i++)
 		s->have[i] = s->loaded[lt_probes[i].id] &&
 			     !lt_stats_read(&s->sr, &lt_probes[i], &s->counts[i]);
@@ -841,6 +847,11 @@ static int scrape(struct server *s)
 		     "Events the kernel skipped the probe for (it was already running on that CPU) "
 		     "and no fallback took over, per probe.",
 		     offsetof(struct lt_counts, missed));
+	put_counters(s, "lowtrace_unseen_total",
+		     "Events the kernel ran no program for, found afterwards (tcp: connections "
+		     "whose close no program saw, by the sweep), per probe. Their records are "
+		     "missing.",
+		     offsetof(struct lt_counts, unseen));
 	put_blame(s);
 	if (bpf_stats_on())
 		put_run_stats(s);
@@ -1263,7 +1274,9 @@ static void help_metrics(void)
 	       "    Answers HTTP GET (and HEAD) /metrics with the text exposition format 0.0.4,\n"
 	       "    read from the pinned maps at each scrape: lowtrace_events_total{probe},\n"
 	       "    lowtrace_drops_total{probe}, lowtrace_missed_total{probe} (events the\n"
-	       "    kernel skipped the probe for), lowtrace_drops_by_cgroup_total{probe,cgroup}\n"
+	       "    kernel skipped the probe for), lowtrace_unseen_total{probe} (events it ran\n"
+	       "    no program for: tcp closes the sweep found), \n"
+	       "    lowtrace_drops_by_cgroup_total{probe,cgroup}\n"
 	       "    (ring drops per cgroup path of the writing task: the 50 largest, the\n"
 	       "    rest of a probe's in cgroup=\"other\"), lowtrace_throttled_total{probe}\n"
 	       "    and lowtrace_throttled_by_cgroup_total{probe,cgroup} (events a rate limit\n"

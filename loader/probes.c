@@ -374,7 +374,9 @@ const struct lt_probe lt_probes[] = {
 	  .about = "OOM kills: victim, its resident pages, the trigger (tp_btf)" },
 	{ .name = "tcp",
 	  .progs = { "lt_tcp", "lt_tcp_nest", "lt_tcp_tp" },
-	  .own = { "lt_tcp_conns", "lt_tcp_first" },
+	  .iters = { "lt_tcp_sweep" },
+	  .reap = "lt_tcp_reap",
+	  .own = { "lt_tcp_conns", "lt_tcp_first", "lt_sweep", "lt_tcp_reap_keys" },
 	  .id = LT_PROBE_TCP,
 	  .type = LT_TYPE_TCP,
 	  .rec_size = sizeof(struct lt_tcp),
@@ -545,8 +547,10 @@ const struct lt_probe lt_lost_record = {
 			F_INT(lt_lost, first_ts_ns, "first_ts_ns"),
 			F_INT(lt_lost, last_ts_ns, "last_ts_ns"),
 			F_INT(lt_lost, throttled, "throttled"),
+			F_INT(lt_lost, unseen, "unseen"),
 			F_END,
 		},
 	.about = "records of a probe not written on one CPU: the ring had no room (count), or "
-		 "the rate limit held them back (throttled)",
+		 "the rate limit held them back (throttled); or not written at all: the "
+		 "kernel ran no program for them (unseen, tcp closes)",
 };

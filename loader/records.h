@@ -91,6 +91,8 @@ struct lt_prom {
 #define LT_PROBE_PROGS 8
 /* Most maps one probe owns. */
 #define LT_PROBE_OWN 12
+/* Most iterators one probe has. */
+#define LT_PROBE_ITERS 2
 
 /* One row per probe: everything the loader needs to know about it. */
 struct lt_probe {
@@ -102,6 +104,12 @@ struct lt_probe {
 	 * on the classic tracepoint, takes over what both were skipped for, and is
 	 * attached only where tracepoints are preemptible (lt_claim). */
 	const char *progs[LT_PROBE_PROGS];
+	/* iterators its consumers run (tcp's sweep, lt_sweep_run), pinned as links/NAME */
+	const char *iters[LT_PROBE_ITERS];
+	/* never attached: the sweeping consumer runs it (test run) to free the entries
+	 * of the probe's first own map it found stale; loaded where that map is a hash,
+	 * pinned as NAME */
+	const char *reap;
 	enum lt_probe_id id; /* slot in lt_stats */
 	enum lt_type type; /* record type it writes; 0: an aggregate probe (no records) */
 	const char *map; /* aggregate probes: the per-CPU histogram map (lowtrace hist) */

@@ -212,7 +212,8 @@ static void claim_windows(struct stream *s, const struct lt_handles *h, struct l
 		if (left < 0) {
 			if (!s->flush_warned)
 				lt_info("cannot claim loss windows (%s): each comes with its CPU's "
-					"next record of its probe", strerror(-left));
+					"next record of its probe",
+					strerror(-left));
 			s->flush_warned = true;
 			return;
 		}
@@ -229,8 +230,45 @@ struct source {
 	const struct lt_handles *h;
 	struct lt_stats_reader sr;
 	struct lt_ring *ring;
+	struct lt_sweeper *sw; /* NULL: nothing to sweep */
+	struct stream *s;
+	uint64_t unseen_ns; /* CLOCK_MONOTONIC of the last unseen report (its window's start) */
 	struct lt_counts last[LT_PROBE_SLOTS]; /* the losses reported so far */
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * `n` more events of probe `p` no program ran for (the tcp sweep found them): a lost
+ * record in the stream like the kernel's, so the stream itself accounts for them.
+ * False when the output takes nothing now: reported again at the next look.
+ */
+static bool emit_unseen(struct source *src, const struct lt_probe *p, uint64_t n)
+{
+	struct lt_lost r = {};
+	uint64_t t = mono_ns();
+
+	if (!src->ring)
+		return false;
+	r.hdr.type = LT_TYPE_LOST;
+	r.hdr.size = sizeof(r);
+	r.hdr.flags = LT_HDR_CGROUP; /* today's header */
+	r.hdr.ts_ns = t;
+	r.probe = p->id;
+	r.first_ts_ns = src->unseen_ns ? src->unseen_ns : t;
+	r.last_ts_ns = t;
+	r.unseen = n;
+	if (on_sample(src->s, &r, sizeof(r)) == LT_RING_AGAIN)
+		return false;
+	src->unseen_ns = t;
+	return true;
+}
 
 /*
  * Report drops and misses that grew since the last look: nothing is lost
@@ -239,7 +277,7 @@ struct source {
  */
 static void report_losses(struct source *src, const char *when)
 {
-	struct growth drops = {}, missed = {}, throttled = {};
+	struct growth drops = {}, missed = {}, throttled = {}, unseen = {};
 
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		struct lt_counts st;
@@ -250,9 +288,13 @@ static void report_losses(struct source *src, const char *when)
 		grew(&drops, lt_probes[i].name, st.drops, l->drops);
 		grew(&missed, lt_probes[i].name, st.missed, l->missed);
 		grew(&throttled, lt_probes[i].name, st.throttled, l->throttled);
+		if (st.unseen > l->unseen &&
+		    !emit_unseen(src, &lt_probes[i], st.unseen - l->unseen))
+			st.unseen = l->unseen; /* not in the stream yet */
+		grew(&unseen, lt_probes[i].name, st.unseen, l->unseen);
 		if (st.drops != l->drops || st.missed != l->missed ||
-		    st.throttled != l->throttled) {
-			struct lt_seen seen = { st.drops, st.missed, st.throttled };
+		    st.throttled != l->throttled || st.unseen != l->unseen) {
+			struct lt_seen seen = { st.drops, st.missed, st.throttled, st.unseen };
 
 			lt_seen_write(src->h, lt_probes[i].id, &seen);
 		}
@@ -270,6 +312,11 @@ static void report_losses(struct source *src, const char *when)
 	if (throttled.total)
 		fprintf(stderr, "lowtrace: rate limits held back %llu events%s:%s\n",
 			(unsigned long long)throttled.total, when, throttled.list);
+	if (unseen.total)
+		fprintf(stderr,
+			"lowtrace: the kernel ran no program for %llu events%s (their records are "
+			"missing):%s\n",
+			(unsigned long long)unseen.total, when, unseen.list);
 }
 
 static void source_close(struct stream *s, struct source *src)
@@ -278,6 +325,8 @@ static void source_close(struct stream *s, struct source *src)
 	lt_ring_free(src->ring);
 	src->ring = NULL;
 	lt_stats_close(&src->sr);
+	lt_sweeper_close(src->sw);
+	src->sw = NULL;
 }
 
 static int source_open(struct source *src, const struct lt_handles *h, struct stream *s)
@@ -286,7 +335,11 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 
 	src->h = h;
 	src->ring = NULL;
+	src->s = s;
+	src->unseen_ns = 0;
 	err = lt_stats_open(&src->sr, h);
+	if (!err)
+		err = lt_sweeper_open(&src->sw, h);
 	if (err) {
 		lt_stats_close(&src->sr);
 		return err;
@@ -300,15 +353,18 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 		src->last[lt_probes[i].id].drops = seen.drops;
 		src->last[lt_probes[i].id].missed = seen.missed;
 		src->last[lt_probes[i].id].throttled = seen.throttled;
+		src->last[lt_probes[i].id].unseen = seen.unseen;
 	}
-	report_losses(src, " before this consumer started");
 	src->ring = lt_ring_open(h->ring_fd, on_sample, s);
 	if (!src->ring) {
 		lt_stats_close(&src->sr);
+		lt_sweeper_close(src->sw);
+		src->sw = NULL;
 		return LT_FAIL;
 	}
 	lt_ring_hold(src->ring);
 	s->ring = src->ring;
+	report_losses(src, " before this consumer started");
 	return LT_OK;
 }
 
@@ -399,6 +455,7 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		}
 		if (t - last_check >= 1000) {
 			last_check = t;
+			lt_sweep_run(src->sw); /* every LT_SWEEP_MS, across consumers */
 			report_losses(src, "");
 			if (lt_pinned_gone(src->h))
 				return LT_GONE;

@@ -307,6 +307,14 @@ static void print_status_text(const struct lt_status *st)
 		       ps->prog_id, (unsigned long long)ps->stat.events,
 		       (unsigned long long)ps->stat.drops, (unsigned long long)ps->stat.missed);
 	}
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
+
+		if (ps->loaded && ps->stat.unseen)
+			printf("unseen: %s %llu (the kernel ran no program for them: their records "
+			       "are missing)\n",
+			       lt_probes[i].name, (unsigned long long)ps->stat.unseen);
+	}
 	print_rates_text(st);
 	print_maps_text(st);
 	print_blame_text();
@@ -364,12 +372,14 @@ static void print_status_json(const struct lt_status *st)
 		       ps->loaded ? "true" : "false");
 		if (ps->loaded)
 			printf(",\"hook\":\"%s\",\"prog_id\":%u,\"events\":%llu,\"drops\":%llu,"
-			       "\"missed\":%llu,\"recovered\":%llu,\"throttled\":%llu,"
-			       "\"rate_limit\":%u,\"shed\":%llu,\"run_cnt\":%llu,"
+			       "\"missed\":%llu,\"unseen\":%llu,\"recovered\":%llu,"
+			       "\"throttled\":%llu,\"rate_limit\":%u,\"shed\":%llu,\"run_cnt\":%"
+			       "llu,"
 			       "\"run_time_ns\":%llu",
 			       ps->hook, ps->prog_id, (unsigned long long)ps->stat.events,
 			       (unsigned long long)ps->stat.drops,
 			       (unsigned long long)ps->stat.missed,
+			       (unsigned long long)ps->stat.unseen,
 			       (unsigned long long)ps->stat.recovered,
 			       (unsigned long long)ps->stat.throttled, ps->rate,
 			       (unsigned long long)ps->stat.shed,

@@ -312,6 +312,7 @@ static __always_inline void lt_lost_fill(struct lt_lost *lost, struct lt_stat *s
 	lost->first_ts_ns = st->lost_first_ns;
 	lost->last_ts_ns = st->lost_last_ns;
 	lost->throttled = t;
+	lost->unseen = 0;
 }
 
 /*

@@ -33,22 +33,6 @@ enum {
 	TCP_CLOSING_ = 11,
 };
 
-struct conn {
-	__u64 start_ns;
-	__u32 pid;
-	__u32 tid;
-	__u8 direction;
-	__u8 owner_known; /* pid/tid/comm were taken in process context */
-	__u8 keep; /* the owner passed the filters */
-	__u8 syn_acked; /* connect side, established: bytes_acked counted our SYN */
-	__u8 last; /* the last state a program handled: the next ones compare (conn_taken) */
-	__u8 listener; /* tracked so that every change leaves a trace: no record */
-	__u8 _pad[6];
-	char comm[LT_COMM_LEN];
-	struct lt_tcp_addr addr; /* taken at ESTABLISHED: by CLOSE the port may be released */
-	__u64 cgroup_id; /* the owner's */
-};
-
 /*
  * Socket-local storage where tracing programs have it: one entry per tracked
  * socket, freed with it. Elsewhere the loader replaces it with a preallocated
@@ -59,11 +43,11 @@ struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct conn);
+	__type(value, struct lt_tcp_conn);
 } lt_tcp_conns SEC(".maps");
 
 /* The socket's entry, a closed one too (start_ns 0), or NULL. */
-static __always_inline struct conn *conn_entry(const struct sock *sk)
+static __always_inline struct lt_tcp_conn *conn_entry(const struct sock *sk)
 {
 	__u64 key = (__u64)sk;
 
@@ -73,18 +57,18 @@ static __always_inline struct conn *conn_entry(const struct sock *sk)
 }
 
 /* The socket's live connection, or NULL (none, or closed: start_ns 0). */
-static __always_inline struct conn *conn_get(const struct sock *sk)
+static __always_inline struct lt_tcp_conn *conn_get(const struct sock *sk)
 {
-	struct conn *c = conn_entry(sk);
+	struct lt_tcp_conn *c = conn_entry(sk);
 
 	return c && c->start_ns ? c : NULL;
 }
 
 /* Start tracking the socket as `n`; false when there is no room (the caller counts it). */
-static __always_inline bool conn_new(const struct sock *sk, const struct conn *n)
+static __always_inline bool conn_new(const struct sock *sk, const struct lt_tcp_conn *n)
 {
 	__u64 key = (__u64)sk;
-	struct conn *c;
+	struct lt_tcp_conn *c;
 
 	if (lt_cfg_local & LT_LOCAL_SK) {
 		c = bpf_sk_storage_get(&lt_tcp_conns, (void *)sk, NULL,
@@ -102,7 +86,7 @@ static __always_inline bool conn_new(const struct sock *sk, const struct conn *n
  * freed now; or, `mark`, kept closed (start_ns 0, last CLOSE) for the programs
  * after this one to see the change taken (lt_tcp_tp running first, below).
  */
-static __always_inline void conn_done(const struct sock *sk, struct conn *c, bool mark)
+static __always_inline void conn_done(const struct sock *sk, struct lt_tcp_conn *c, bool mark)
 {
 	__u64 key = (__u64)sk;
 
@@ -112,7 +96,36 @@ static __always_inline void conn_done(const struct sock *sk, struct conn *c, boo
 		bpf_map_delete_elem(&lt_tcp_conns, &key);
 }
 
-static __always_inline void own(struct conn *c)
+/*
+ * The sweep's state (lt_tcp_sweep): sweeps begun, the iterator session of the
+ * current one and the tracked connections it found so far. Written by the
+ * iterators only, which the consumers run one at a time (see lt_sweep).
+ */
+__u64 lt_sweep_gen;
+__u64 lt_sweep_session;
+__u64 lt_sweep_live;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_sweep);
+} lt_sweep SEC(".maps");
+
+/* A tracked connection began (`opened`) or a program saw it end: the sweep's balance. */
+static __always_inline void conn_count(bool opened)
+{
+	struct lt_stat *st = lt_stat_slot(LT_PROBE_TCP);
+
+	if (!st)
+		return;
+	if (opened)
+		st->opened++;
+	else
+		st->closed++;
+}
+
+static __always_inline void own(struct lt_tcp_conn *c)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
@@ -155,7 +168,7 @@ static __always_inline int fill_addr(struct lt_tcp_addr *a, const struct sock *s
 static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int newstate,
 				      bool nested, bool mark)
 {
-	struct conn *c, n = {};
+	struct lt_tcp_conn *c, n = {};
 	struct tcp_sock *tp;
 	struct lt_tcp *r;
 
@@ -166,6 +179,7 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 		n.last = newstate;
 		n.listener = 1;
 		n.keep = !lt_filtering();
+		n.seen = lt_sweep_gen;
 		return conn_new(sk, &n);
 	}
 	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_) {
@@ -178,8 +192,12 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 			n.direction = LT_TCP_ACCEPT;
 			n.keep = !lt_filtering(); /* until the owner is seen */
 		}
-		if (conn_new(sk, &n))
+		/* not stale before two sweeps have passed it by (lt_tcp_stale) */
+		n.seen = lt_sweep_gen;
+		if (conn_new(sk, &n)) {
+			conn_count(true);
 			return true;
+		}
 		if (!nested)
 			lt_count(LT_PROBE_TCP, true);
 		return false;
@@ -199,6 +217,8 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 	}
 	if (newstate != TCP_CLOSE_)
 		return true;
+	if (!c->listener)
+		conn_count(false);
 	if (!c->keep || c->listener)
 		goto out;
 	r = lt_reserve(LT_PROBE_TCP, LT_TYPE_TCP, sizeof(*r));
@@ -291,7 +311,7 @@ static __always_inline bool tcp_tp_first(bool tp)
 }
 
 /* Did a program before this one handle the change? Entry `c` from conn_entry. */
-static __always_inline bool conn_taken(const struct conn *c, int newstate)
+static __always_inline bool conn_taken(const struct lt_tcp_conn *c, int newstate)
 {
 	if (!c)
 		return false;
@@ -301,7 +321,7 @@ static __always_inline bool conn_taken(const struct conn *c, int newstate)
 }
 
 /* A closed entry lt_tcp_tp left: the tp_btf program that finds it frees it. */
-static __always_inline void conn_free_closed(const struct sock *sk, const struct conn *c)
+static __always_inline void conn_free_closed(const struct sock *sk, const struct lt_tcp_conn *c)
 {
 	__u64 key = (__u64)sk;
 
@@ -312,7 +332,7 @@ static __always_inline void conn_free_closed(const struct sock *sk, const struct
 /* A takeover (lt_tcp_nest; lt_tcp_tp): handles the change if no program before it did. */
 static __always_inline void tcp_takeover(const struct sock *sk, int oldstate, int newstate, bool tp)
 {
-	struct conn *c = conn_entry(sk);
+	struct lt_tcp_conn *c = conn_entry(sk);
 	/* (lt_tcp_nest notes the order too: lt_tcp may be skipped on a CPU's first change) */
 	bool first = tcp_tp_level() && tcp_tp_first(tp) && tp;
 
@@ -333,7 +353,7 @@ SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 {
 	struct lt_stat *st;
-	struct conn *c;
+	struct lt_tcp_conn *c;
 	bool after = false;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
@@ -377,11 +397,95 @@ int lt_tcp_tp(struct trace_event_raw_inet_sock_set_state *e)
 	return 0;
 }
 
+/*
+ * The sweep. A close the kernel runs no program for (docs/design.md: a kernel
+ * that runs no BPF for a task) leaves its connection tracked: with the hash,
+ * its slot taken for good; with socket storage, gone with no record. The
+ * consumers run these iterators every few seconds, one at a time under the
+ * pin's flock (loader/kernel_read.c lt_sweep_run): lt_tcp_sweep walks the
+ * kernel's TCP tables, marks every tracked socket it finds with the sweep's
+ * number and counts the live ones; with the hash, lt_tcp_reap then frees the
+ * entries two sweeps in a row did not find. A connection is counted unseen
+ * from the balance (lt_stat opened - closed - found), never from one entry, so
+ * a slot freed while its close runs is counted once either way.
+ */
+SEC("iter/tcp")
+int lt_tcp_sweep(struct bpf_iter__tcp *ctx)
+{
+	struct sock_common *skc = ctx->sk_common;
+	__u64 sid = ctx->meta->session_id;
+	struct lt_tcp_conn *c;
+
+	if (ctx->meta->seq_num == 0 && lt_sweep_session != sid) {
+		lt_sweep_session = sid;
+		lt_sweep_gen++;
+		lt_sweep_live = 0;
+	}
+	if (lt_sweep_session != sid)
+		return 0; /* another sweep began since: this one's count is void, say nothing */
+	if (!skc) {
+		__u64 out[2] = { lt_sweep_gen, lt_sweep_live };
+
+		bpf_seq_write(ctx->meta->seq, out, sizeof(out));
+		return 0;
+	}
+	if (lt_cfg_local & LT_LOCAL_SK) {
+		struct tcp_sock *tp = bpf_skc_to_tcp_sock(skc);
+
+		if (!tp)
+			return 0; /* a time-wait or request socket: never tracked */
+		c = bpf_sk_storage_get(&lt_tcp_conns, tp, NULL, 0);
+	} else {
+		__u64 key = (__u64)skc;
+
+		c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+	}
+	if (!c)
+		return 0;
+	c->seen = lt_sweep_gen;
+	if (c->start_ns && !c->listener)
+		lt_sweep_live++;
+	return 0;
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_tcp_reap);
+} lt_tcp_reap_keys SEC(".maps");
+
+/*
+ * Not attached: the sweeping consumer runs it (test run) with the hash keys
+ * whose entries it read as stale; each is freed if it still is (a socket may
+ * have taken the address since). No map iterator: some kernels refuse them.
+ */
+SEC("raw_tp")
+int lt_tcp_reap(void *ctx)
+{
+	struct lt_tcp_reap *r;
+	__u32 zero = 0, freed = 0;
+
+	r = bpf_map_lookup_elem(&lt_tcp_reap_keys, &zero);
+	if (!r || lt_cfg_local & LT_LOCAL_SK)
+		return 0;
+	for (__u32 i = 0; i < LT_REAP_BATCH && i < r->n; i++) {
+		__u64 key = r->keys[i];
+		struct lt_tcp_conn *c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+
+		/* not found by the last two sweeps, and older than both */
+		if (c && (__u32)lt_sweep_gen - c->seen >= 2 &&
+		    !bpf_map_delete_elem(&lt_tcp_conns, &key))
+			freed++;
+	}
+	return freed;
+}
+
 SEC("tp_btf/tcp_retransmit_skb")
 int BPF_PROG(lt_tcp_retrans, const struct sock *sk, const struct sk_buff *skb)
 {
 	struct lt_tcp_retrans *r;
-	struct conn *c;
+	struct lt_tcp_conn *c;
 
 	c = conn_get(sk);
 	if (c ? !c->keep : lt_filtering())

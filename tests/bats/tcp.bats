@@ -220,3 +220,84 @@ in_netns() {
 	fi
 	assert_equal "$missed $connects $accepts" "0 1200 1200"
 }
+
+# unseen_closes: 40 loopback connections live at once in a network namespace of
+# their own; then the tcp programs are detached (their link pins removed, the
+# only reference), as on a kernel that runs no program for a task, and the
+# connections close: 80 tracked sockets whose close no program sees
+unseen_closes() {
+	local fifo="$BATS_TEST_TMPDIR/hold" out="$BATS_TEST_TMPDIR/storm" pid
+	need_workloads connstorm
+	rm -f "$fifo"
+	mkfifo "$fifo"
+	unshare -n bash -c 'ip link set lo up && exec "$@"' bash "$WLDIR/connstorm" 40 1 "$fifo" \
+		>"$out" 3>&- &
+	pid=$!
+	bg_track "$pid"
+	wait_line "$out" "^connstorm: 40 connections live at once\$" "$pid"
+	rm -f "$PIN/links/tcp" "$PIN/links/tcp_nest" "$PIN/links/tcp_tp"
+	# bpffs drops its reference after an RCU grace period: then the programs go
+	local i p
+	for ((i = 0; i < 100; i++)); do
+		for p in lt_tcp lt_tcp_nest lt_tcp_tp; do
+			bpftool prog show name "$p" >/dev/null 2>&1 && break
+		done || break
+		sleep 0.05
+	done
+	for p in lt_tcp lt_tcp_nest lt_tcp_tp; do
+		run -255 bpftool prog show name "$p"
+	done
+	: >"$fifo" # released: they all close
+	wait_rc "$pid" 60
+	assert_equal "$RC" 0
+}
+
+# wait_unseen N: status (which sweeps every 2 s at most) until tcp's unseen is N
+wait_unseen() {
+	local i n
+	for ((i = 0; i < 60; i++)); do
+		n=$(probe_field tcp unseen)
+		[ "$n" != "$1" ] || return 0
+		sleep 0.25
+	done
+	fail "tcp unseen $n, expected $1"
+}
+
+@test "closes the kernel ran no program for: found by the sweep, counted unseen in status, metrics and the stream, once; the hash's slots freed" {
+	http_setup
+	local state
+	for state in hash local; do
+		if [ "$state" = local ] && ! "$LT" load --probes tcp --state local >/dev/null 2>&1; then
+			echo "# no socket storage for tracing programs (5.11+): hash only" >&3
+			continue
+		fi
+		[ "$state" = local ] || run -0 "$LT" load --probes tcp --state hash --max-conns 1000
+		unseen_closes
+		wait_unseen 80
+		# the stale entries are gone: their slots are free for new connections
+		if [ "$state" = hash ]; then
+			run -0 "$LT" status --json
+			run -0 jq -r '.probes[] | select(.name == "tcp") | .maps[] | select(.name == "lt_tcp_conns") | .entries' <<<"$output"
+			assert_output 0
+		fi
+		run -0 "$LT" status
+		assert_line "unseen: tcp 80 (the kernel ran no program for them: their records are missing)"
+		# the stream says so once, as a lost record, and its next consumer not again
+		"$LT" events --json --duration 1 >"$OUT" 2>"$OUT.err"
+		run -0 jq -s -c '[.[] | select(.type == "lost" and .probe == "tcp") | [.count, .throttled, .unseen]]' "$OUT"
+		assert_output "[[0,0,80]]"
+		run -0 cat "$OUT.err"
+		assert_line "lowtrace: the kernel ran no program for 80 events before this consumer started (their records are missing): tcp=+80"
+		"$LT" events --json --duration 1 >"$OUT" 2>"$OUT.err"
+		run -0 jq -s -c '[.[] | select(.type == "lost")]' "$OUT"
+		assert_output "[]"
+		run -0 cat "$OUT.err"
+		refute_output --partial "no program"
+		serve
+		run -0 scrape
+		assert_line 'lowtrace_unseen_total{probe="tcp"} 80'
+		kill "$MPID"
+		wait_rc "$MPID" 10
+		run -0 "$LT" unload
+	done
+}

@@ -8,8 +8,12 @@
  * WORKERS processes each listen, connect their share one at a time (connect, accept, 10 bytes
  * each way), report ready and wait; when all are ready the parent releases them and they close
  * everything. Exit 0 and one line on stdout only when every connection succeeded.
+ *
+ * `connstorm N WORKERS FIFO`: once all are live (the line is out), the release waits for a
+ * writer of FIFO to close it: a test changes something while they are live.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -134,8 +138,9 @@ int main(int argc, char **argv)
 	char c;
 	pid_t *pids;
 
-	if (argc != 3 || (n = atol(argv[1])) < 1 || (w = atol(argv[2])) < 1 || w > n) {
-		fprintf(stderr, "usage: %s N WORKERS (1 <= WORKERS <= N)\n", me);
+	if ((argc != 3 && argc != 4) || (n = atol(argv[1])) < 1 || (w = atol(argv[2])) < 1 ||
+	    w > n) {
+		fprintf(stderr, "usage: %s N WORKERS [FIFO] (1 <= WORKERS <= N)\n", me);
 		return 2;
 	}
 	share = (n + w - 1) / w;
@@ -181,6 +186,16 @@ int main(int argc, char **argv)
 	if (!fail)
 		printf("%s: %ld connections live at once\n", me, n);
 	fflush(stdout);
+	if (!fail && argc == 4) {
+		int fd = open(argv[3], O_RDONLY);
+
+		for (ssize_t r = 1; fd >= 0 && (r > 0 || (r < 0 && errno == EINTR));)
+			r = read(fd, &c, 1);
+		if (fd < 0)
+			fail = 1;
+		else
+			close(fd);
+	}
 	close(go[1]);
 	for (i = 0; i < w; i++) {
 		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))

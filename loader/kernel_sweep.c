@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The kernel layer, part three: the tcp sweep (progs/tcp.bpf.c, lt_tcp_sweep). A close
+ * the kernel runs no program for leaves its connection tracked; the consumers find such
+ * connections from the balance of the counters and free their hash slots.
+ *
+ * The balance: let O(a) be the connections tracked by time a, E(c) those whose close a
+ * program saw by time c, L(b) the tracked connections a sweep found between b0 and b1.
+ * Every connection tracked by a and neither seen closed nor gone unseen by c was tracked
+ * all of [a, c], hence in the kernel's tables during the sweep, hence in L(b) when
+ * a <= b0 and b1 <= c. So unseen(c) >= O(a) - E(c) - L(b): a sweep keeps O read before
+ * it ran and the L it found, and the next one (LT_SWEEP_MS later, so that a close under
+ * way during the last walk is over) reads E. unseen only grows (the maximum of these
+ * bounds); with no connection opening or closing, two sweeps make it exact.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "kernel_int.h"
+#include "lowtrace.h"
+
+/* hash entries read per batch lookup while looking for stale ones */
+#define REAP_READ 512
+
+struct lt_sweeper {
+	struct lt_suite *suite; /* in-process; NULL: the pins */
+	int state_fd; /* lt_sweep */
+	int stats_fd; /* lt_stats (not owned) */
+	uint32_t stat_size; /* its value size: an older suite's has no opened/closed */
+	int ncpu;
+	uint64_t *percpu; /* one lt_stat per CPU */
+	int conns_fd, keys_fd, reap_fd; /* the hash, lt_tcp_reap_keys, lt_tcp_reap; -1: none */
+	bool no_batch;
+	uint64_t *rkeys; /* REAP_READ keys */
+	struct lt_tcp_conn *rvals; /* REAP_READ values */
+	struct lt_tcp_reap reap; /* the candidates sent to lt_tcp_reap */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int pin_get(const char *name, bool ro)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, o, .file_flags = ro ? BPF_F_RDONLY : 0);
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", LT_PIN_DIR, name);
+	return bpf_obj_get_opts(path, &o);
+}
+
+static int suite_map(struct lt_suite *s, const char *name)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(s->skel->obj, name);
+	int fd = m ? bpf_map__fd(m) : -1;
+
+	return fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1;
+}
+
+static uint32_t value_size(int fd)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+
+	return bpf_obj_get_info_by_fd(fd, &mi, &len) ? 0 : mi.value_size;
+}
+
+void lt_sweeper_close(struct lt_sweeper *w)
+{
+	if (!w)
+		return;
+	if (w->state_fd >= 0)
+		close(w->state_fd);
+	if (w->conns_fd >= 0)
+		close(w->conns_fd);
+	if (w->keys_fd >= 0)
+		close(w->keys_fd);
+	if (w->reap_fd >= 0)
+		close(w->reap_fd);
+	free(w->percpu);
+	free(w->rkeys);
+	free(w->rvals);
+	free(w);
+}
+
+int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h)
+{
+	struct lt_sweeper *w = calloc(1, sizeof(*w));
+	const char *reap = NULL;
+
+	*out = NULL;
+	if (!w)
+		return lt_error(LT_FAIL, "out of memory");
+	w->suite = h->suite;
+	w->stats_fd = h->stats_fd;
+	w->conns_fd = w->keys_fd = w->reap_fd = -1;
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if (lt_probes[i].id == LT_PROBE_TCP)
+			reap = lt_probes[i].reap;
+	if (h->suite) {
+		struct bpf_program *p =
+			reap ? bpf_object__find_program_by_name(h->suite->skel->obj, reap) : NULL;
+
+		w->state_fd =
+			h->suite->iters[LT_PROBE_TCP][0] ? suite_map(h->suite, "lt_sweep") : -1;
+		if (p && bpf_program__fd(p) >= 0) {
+			w->reap_fd = fcntl(bpf_program__fd(p), F_DUPFD_CLOEXEC, 0);
+			w->conns_fd = suite_map(h->suite, "lt_tcp_conns");
+			w->keys_fd = suite_map(h->suite, "lt_tcp_reap_keys");
+		}
+	} else {
+		char name[64];
+
+		/* a suite without the tcp probe, or loaded by a lowtrace without the sweep */
+		w->state_fd = faccessat(AT_FDCWD, LT_PIN_DIR "/links/tcp_sweep", F_OK,
+					AT_SYMLINK_NOFOLLOW)
+				      ? -1
+				      : pin_get("maps/lt_sweep", false);
+		snprintf(name, sizeof(name), "%s", reap ? lt_link_name(reap) : "");
+		if (w->state_fd >= 0 && reap && (w->reap_fd = pin_get(name, false)) >= 0) {
+			w->conns_fd = pin_get("maps/lt_tcp_conns", true);
+			w->keys_fd = pin_get("maps/lt_tcp_reap_keys", false);
+		}
+	}
+	if (w->state_fd >= 0 && value_size(w->state_fd) != sizeof(struct lt_sweep)) {
+		close(w->state_fd); /* another lowtrace's layout */
+		w->state_fd = -1;
+	}
+	if (w->conns_fd >= 0 && value_size(w->conns_fd) != sizeof(struct lt_tcp_conn)) {
+		close(w->conns_fd);
+		w->conns_fd = -1;
+	}
+	w->stat_size = value_size(w->stats_fd);
+	w->ncpu = libbpf_num_possible_cpus();
+	if (w->state_fd < 0 || w->ncpu <= 0 ||
+	    w->stat_size < offsetof(struct lt_stat, closed) + sizeof(__u64)) {
+		lt_sweeper_close(w);
+		return LT_OK; /* nothing to sweep: *out stays NULL */
+	}
+	w->percpu = calloc(w->ncpu, (w->stat_size + 7) & ~7u);
+	w->rkeys = calloc(REAP_READ, sizeof(*w->rkeys));
+	w->rvals = calloc(REAP_READ, sizeof(*w->rvals));
+	if (!w->percpu || !w->rkeys || !w->rvals) {
+		lt_sweeper_close(w);
+		return lt_error(LT_FAIL, "out of memory");
+	}
+	*out = w;
+	return LT_OK;
+}
+
+/* Sum of lt_stat.opened and .closed of the tcp probe over the CPUs. */
+static int tcp_balance(struct lt_sweeper *w, uint64_t *opened, uint64_t *closed)
+{
+	__u32 key = LT_PROBE_TCP;
+	size_t stride = (w->stat_size + 7) & ~7u;
+
+	*opened = *closed = 0;
+	if (bpf_map_lookup_elem(w->stats_fd, &key, w->percpu))
+		return -errno;
+	for (int c = 0; c < w->ncpu; c++) {
+		const struct lt_stat *v = (const void *)((char *)w->percpu + (size_t)c * stride);
+
+		*opened += v->opened;
+		*closed += v->closed;
+	}
+	return 0;
+}
+
+/* Hand the candidates to lt_tcp_reap, which frees those still stale. */
+static int reap_send(struct lt_sweeper *w, uint64_t *freed)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o);
+	__u32 zero = 0;
+
+	if (!w->reap.n)
+		return 0;
+	if (bpf_map_update_elem(w->keys_fd, &zero, &w->reap, BPF_ANY) ||
+	    bpf_prog_test_run_opts(w->reap_fd, &o))
+		return -errno;
+	*freed += o.retval;
+	w->reap.n = 0;
+	return 0;
+}
+
+static int reap_add(struct lt_sweeper *w, uint32_t gen, uint64_t key, const struct lt_tcp_conn *c,
+		    uint64_t *freed)
+{
+	if ((uint32_t)(gen - c->seen) < 2)
+		return 0;
+	w->reap.keys[w->reap.n++] = key;
+	return w->reap.n == LT_REAP_BATCH ? reap_send(w, freed) : 0;
+}
+
+/*
+ * Free the hash entries of sockets two sweeps did not find: batch lookups where the
+ * kernel has them, a key at a time where not. Returns the entries freed, or -errno.
+ */
+static int64_t reap(struct lt_sweeper *w, uint32_t gen)
+{
+	uint64_t freed = 0, in = 0, outk = 0, key, next;
+	bool first = true;
+	int err = 0;
+
+	while (!w->no_batch) {
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+		__u32 n = REAP_READ;
+
+		err = bpf_map_lookup_batch(w->conns_fd, first ? NULL : &in, &outk, w->rkeys,
+					   w->rvals, &n, &o);
+		err = err ? -errno : 0;
+		if (err && err != -ENOENT) {
+			if (first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP))
+				w->no_batch = true; /* an older kernel: one key at a time */
+			else
+				return err;
+			break;
+		}
+		for (__u32 i = 0; i < n; i++)
+			if ((err = reap_add(w, gen, w->rkeys[i], &w->rvals[i], &freed)))
+				return err;
+		if (err == -ENOENT || !n)
+			return (err = reap_send(w, &freed)) ? err : (int64_t)freed;
+		in = outk;
+		first = false;
+	}
+	for (int r = bpf_map_get_next_key(w->conns_fd, NULL, &key); !r; key = next) {
+		bool have = !bpf_map_lookup_elem(w->conns_fd, &key, w->rvals);
+
+		/* the next key before a reap can free this one (a freed key restarts the walk) */
+		r = bpf_map_get_next_key(w->conns_fd, &key, &next);
+		if (have && (err = reap_add(w, gen, key, w->rvals, &freed)))
+			return err;
+	}
+	return (err = reap_send(w, &freed)) ? err : (int64_t)freed;
+}
+
+int lt_sweep_run(struct lt_sweeper *w)
+{
+	struct lt_sweep st = {};
+	uint64_t opened, closed, out[2];
+	uint64_t t = now_ns();
+	__u32 zero = 0;
+	char buf[64];
+	ssize_t n, got = 0;
+	int fd, err = 0;
+
+	if (!w)
+		return 1;
+	if (w->suite)
+		fd = bpf_iter_create(bpf_link__fd(w->suite->iters[LT_PROBE_TCP][0]));
+	else
+		fd = open(LT_PIN_DIR "/links/tcp_sweep", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	/* one sweep at a time: another consumer's is as good as ours */
+	if (!w->suite && flock(fd, LOCK_EX | LOCK_NB)) {
+		close(fd);
+		return 1;
+	}
+	if (bpf_map_lookup_elem(w->state_fd, &zero, &st) || tcp_balance(w, &opened, &closed)) {
+		err = -errno;
+		goto out;
+	}
+	/* at most every LT_SWEEP_MS: the bound needs a close under way in the last walk over */
+	if (st.last_ns && t >= st.last_ns && t - st.last_ns < LT_SWEEP_MS * 1000000ull) {
+		err = 1;
+		goto out;
+	}
+	if (st.sweeps && st.opened_at > closed + st.live_at &&
+	    st.opened_at - closed - st.live_at > st.unseen)
+		st.unseen = st.opened_at - closed - st.live_at;
+	/* the iterator writes its sweep number and the live count at its end */
+	while ((n = read(fd, buf + (got < 48 ? got : 48), 16)) > 0)
+		got += n;
+	memcpy(out, buf, sizeof(out));
+	if (n < 0) {
+		err = -errno;
+		goto out;
+	}
+	st.last_ns = t;
+	/* short: another sweep began during ours (not one of ours: someone read the pin) */
+	if (got == 16) {
+		st.opened_at = opened;
+		st.live_at = out[1];
+		st.sweeps++;
+		if (w->reap_fd >= 0 && w->conns_fd >= 0 && w->keys_fd >= 0) {
+			int64_t r = reap(w, (uint32_t)out[0]);
+
+			if (r < 0)
+				err = (int)r;
+		}
+	}
+	if (bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY) && !err)
+		err = -errno;
+out:
+	close(fd);
+	return err;
+}
+
+int lt_sweep_state(int fd, struct lt_sweep *st)
+{
+	__u32 zero = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (value_size(fd) != sizeof(*st))
+		return -EPROTO;
+	return bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
+}
