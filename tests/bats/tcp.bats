@@ -193,10 +193,13 @@ in_netns() {
 	NS_WAIT=300 in_netns storm 600
 	uncontend
 	wait_record "$OUT" ".pid == $NS_PID" 10
-	local i n=0
+	# (closes the kernel ran no program for are counted by the sweep, which the
+	# consumer runs every 2 s)
+	local i n=0 unseen=0
 	for ((i = 0; i < 100; i++)); do
 		n=$(count_records "$OUT" ".pid == $NS_PID")
-		[ "$n" -lt 2400 ] || break
+		unseen=$(probe_field tcp unseen)
+		[ $((n + unseen)) -lt 2400 ] || break
 		sleep 0.2
 	done
 	stop_consumer "$EV_PID"
@@ -218,7 +221,9 @@ in_netns() {
 		skipped=$(bpftool -j prog show name lt_tcp_nest | jq '.recursion_misses // 0')
 		echo "# lt_tcp_nest skipped $skipped times: lt_tcp_tp took those over" >&3
 	fi
-	assert_equal "$missed $connects $accepts" "0 1200 1200"
+	[ "$unseen" = 0 ] || echo "# tcp: $unseen closes no program ran for (unseen)" >&3
+	assert_equal "$missed $((connects + accepts + unseen))" "0 2400"
+	[ "$connects" -le 1200 ] && [ "$accepts" -le 1200 ] || fail "$connects connects, $accepts accepts"
 }
 
 # unseen_closes: 40 loopback connections live at once in a network namespace of
