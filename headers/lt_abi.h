@@ -295,15 +295,17 @@ struct lt_stat {
 	__u64 lost_throttled;
 	/* records written short because the ring was three quarters full (exec, open) */
 	__u64 shed;
-	/* tcp: connections tracked, and those whose close a program saw; the sweep
-	 * (struct lt_sweep) finds the others */
+	/* tcp with socket storage: connections tracked in the loader's network
+	 * namespace, and those whose close a program saw (the sweep's balance) */
 	__u64 opened;
 	__u64 closed;
+	/* tcp with the hash: connections whose close no program saw (the sweep) */
+	__u64 unseen;
 };
 
 /*
  * Value of lt_tcp_conns: one tracked TCP connection (socket storage, or the hash
- * keyed by the socket's address). The loader reads `seen` to find the stale ones.
+ * keyed by the socket's address). The sweep reads start_ns to pick the hash's older ones.
  */
 struct lt_tcp_conn {
 	__u64 start_ns; /* 0: closed, the entry left for the program after (progs/tcp.bpf.c) */
@@ -315,8 +317,7 @@ struct lt_tcp_conn {
 	__u8 syn_acked; /* connect side, established: bytes_acked counted our SYN */
 	__u8 last; /* the last state a program handled: the next ones compare (conn_taken) */
 	__u8 listener; /* tracked so that every change leaves a trace: no record */
-	__u8 _pad0[2];
-	__u32 seen; /* the last sweep that found it, or the one running when it began */
+	__u8 _pad0[6];
 	char comm[LT_COMM_LEN];
 	struct lt_tcp_addr addr; /* taken at ESTABLISHED: by CLOSE the port may be released */
 	__u64 cgroup_id; /* the owner's */
@@ -331,18 +332,18 @@ struct lt_tcp_reap {
 };
 
 /*
- * Value of lt_sweep (one entry), written by the consumer that sweeps (under the
- * flock of the pinned lt_tcp_sweep): a close the kernel ran no program for
- * leaves a connection tracked that is not in its tables any more. unseen only
- * grows: a connection tracked at `opened_at`'s read that neither a program saw
- * close by the next sweep nor the sweep in between found is one.
+ * Value of lt_sweep (one entry): the tcp sweep's state (loader/kernel_sweep.c), written
+ * by the loader (netns) and the consumer that sweeps. With socket storage (under the flock
+ * of the pinned lt_tcp_sweep), unseen only grows: a connection tracked at `opened_at`'s
+ * read that neither a program saw close by the next sweep nor the sweep in between found.
  */
 struct lt_sweep {
-	__u64 unseen; /* tcp connections whose close no program saw */
+	__u64 unseen; /* socket storage: tcp connections whose close no program saw */
 	__u64 opened_at; /* sum of lt_stat.opened read before the last sweep ran */
 	__u64 live_at; /* tracked connections that sweep found */
 	__u64 sweeps; /* sweeps completed */
 	__u64 last_ns; /* CLOCK_MONOTONIC of the last one: consumers sweep every LT_SWEEP_MS */
+	__u64 netns; /* the loader's network namespace (inode): socket storage's is swept */
 };
 #define LT_SWEEP_MS 2000
 
@@ -431,15 +432,15 @@ struct lt_seen {
 	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)                   \
 	M(lt_stat, cg_full) M(lt_stat, lost_count) M(lt_stat, lost_first_ns)                   \
 	M(lt_stat, lost_last_ns) M(lt_stat, throttled) M(lt_stat, lost_throttled)               \
-	M(lt_stat, shed) M(lt_stat, opened) M(lt_stat, closed)                                 \
+	M(lt_stat, shed) M(lt_stat, opened) M(lt_stat, closed) M(lt_stat, unseen)                                 \
 	S(lt_tcp_conn) M(lt_tcp_conn, start_ns) M(lt_tcp_conn, pid) M(lt_tcp_conn, tid)         \
 	M(lt_tcp_conn, direction) M(lt_tcp_conn, owner_known) M(lt_tcp_conn, keep)             \
 	M(lt_tcp_conn, syn_acked) M(lt_tcp_conn, last) M(lt_tcp_conn, listener)                \
-	M(lt_tcp_conn, _pad0) M(lt_tcp_conn, seen) M(lt_tcp_conn, comm) M(lt_tcp_conn, addr)   \
+	M(lt_tcp_conn, _pad0) M(lt_tcp_conn, comm) M(lt_tcp_conn, addr)   \
 	M(lt_tcp_conn, cgroup_id)                                                              \
 	S(lt_tcp_reap) M(lt_tcp_reap, n) M(lt_tcp_reap, _pad0) M(lt_tcp_reap, keys)             \
 	S(lt_sweep) M(lt_sweep, unseen) M(lt_sweep, opened_at) M(lt_sweep, live_at)             \
-	M(lt_sweep, sweeps) M(lt_sweep, last_ns)                                                                    \
+	M(lt_sweep, sweeps) M(lt_sweep, last_ns) M(lt_sweep, netns)                                                                    \
 	S(lt_cg_count) M(lt_cg_count, n) S(lt_blame_key) M(lt_blame_key, cgroup_id)              \
 	M(lt_blame_key, probe) M(lt_blame_key, _pad0) S(lt_blame_val) M(lt_blame_val, drops)     \
 	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)
@@ -519,11 +520,10 @@ LT_ASSERT_OFF(struct lt_lost, last_ts_ns, 56);
 LT_ASSERT_OFF(struct lt_lost, throttled, 64);
 LT_ASSERT_OFF(struct lt_lost, unseen, 72);
 
-_Static_assert(sizeof(struct lt_stat) == 96, "lt_stat size");
+_Static_assert(sizeof(struct lt_stat) == 104, "lt_stat size");
 LT_ASSERT_OFF(struct lt_stat, opened, 80);
-_Static_assert(sizeof(struct lt_sweep) == 40, "lt_sweep size");
+_Static_assert(sizeof(struct lt_sweep) == 48, "lt_sweep size");
 _Static_assert(sizeof(struct lt_tcp_conn) == 96, "lt_tcp_conn size");
-LT_ASSERT_OFF(struct lt_tcp_conn, seen, 24);
 LT_ASSERT_OFF(struct lt_tcp_conn, addr, 44);
 LT_ASSERT_OFF(struct lt_tcp_conn, cgroup_id, 88);
 _Static_assert(sizeof(struct lt_tcp_reap) == 8 + 8 * LT_REAP_BATCH, "lt_tcp_reap size");

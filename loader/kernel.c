@@ -534,6 +534,14 @@ static bool kernel_has_local_storage(void)
 	       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_SK_STORAGE, NULL) == 1;
 }
 
+/* The inode of this process's network namespace, 0 if it cannot tell. */
+static uint32_t own_netns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/net", &st) ? 0 : (uint32_t)st.st_ino;
+}
+
 static int set_state(struct lt_suite *s, const struct lt_load_opts *o)
 {
 	uint32_t threads = o->max_threads ? o->max_threads : lt_default_max_threads();
@@ -547,6 +555,7 @@ static int set_state(struct lt_suite *s, const struct lt_load_opts *o)
 		return lt_error(LT_ENV, "--state local: this kernel has no task and socket storage "
 					"for tracing programs (5.11+); use --state auto or hash");
 	s->skel->rodata->lt_cfg_local = (local ? LT_LOCAL_TASK : 0) | (local_sk ? LT_LOCAL_SK : 0);
+	s->skel->rodata->lt_cfg_netns = own_netns();
 	if (local_sk)
 		return LT_OK;
 	bpf_object__for_each_map (m, s->skel->obj) {
@@ -782,7 +791,9 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 					       lt_probes[i].iters[k]);
 				goto out;
 			}
-			bpf_program__set_autoload(p, (o->probes >> i) & 1);
+			/* the sweep of socket storage; the hash has its reaper */
+			bpf_program__set_autoload(p, ((o->probes >> i) & 1) &&
+							     !reap_usable(s->skel->obj, i));
 		}
 		p = lt_probes[i].reap
 			    ? bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].reap)
@@ -930,6 +941,14 @@ static int load_attach(struct lt_suite *s)
 		return lt_error(err == -EPERM ? LT_ENV : LT_FAIL,
 				"cannot load the BPF programs: %s%s", strerror(-err),
 				lt_verbose ? "" : " (rerun with -v for the verifier log)");
+	if (bpf_map__fd(s->skel->maps.lt_sweep) >= 0) {
+		struct lt_sweep w = { .netns = s->skel->rodata->lt_cfg_netns };
+		__u32 key = 0;
+
+		/* whose namespace socket storage's sweep counts: sweepers elsewhere do not */
+		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_sweep), &key, &w, 0))
+			return lt_error(LT_FAIL, "cannot set the tcp sweep: %s", strerror(errno));
+	}
 	if (s->cg_fd >= 0) {
 		__u32 key = 0, val = s->cg_fd;
 
@@ -958,6 +977,8 @@ static int load_attach(struct lt_suite *s)
 		}
 		for (int k = 0; k < LT_PROBE_ITERS && lt_probes[i].iters[k]; k++) {
 			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].iters[k]);
+			if (!bpf_program__autoload(p))
+				continue; /* the hash's reaper sweeps instead */
 			s->iters[lt_probes[i].id][k] = bpf_program__attach_iter(p, NULL);
 			if (!s->iters[lt_probes[i].id][k])
 				return lt_error(LT_FAIL, "cannot attach probe %s (%s): %s",

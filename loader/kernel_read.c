@@ -256,6 +256,7 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 		sum->cg_full += v.cg_full;
 		sum->throttled += v.throttled;
 		sum->shed += v.shed;
+		sum->unseen += v.unseen; /* the hash's reaper */
 	}
 	for (int k = 0; k < LT_PROBE_PROGS && p->progs[k]; k++) {
 		struct bpf_prog_info pi = {};
@@ -276,7 +277,7 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 		struct lt_sweep st;
 
 		if (lt_sweep_state(r->sweep_fd, &st) == 0)
-			sum->unseen = st.unseen;
+			sum->unseen += st.unseen; /* socket storage's balance */
 	}
 	return 0;
 }
@@ -1207,14 +1208,22 @@ int lt_read_status(struct lt_status *st)
 			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
 			fd = bpf_obj_get(path);
 		}
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
+		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
 			ps->loaded = true;
 			ps->hook = hook_name(&li);
 			ps->prog_id = li.prog_id;
 		}
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		/* or its reaper's pin (a program): loaded, hook unknown */
+		if (fd < 0 && lt_probes[i].reap) {
+			snprintf(path, sizeof(path), "%s/%s", LT_PIN_DIR,
+				 lt_link_name(lt_probes[i].reap));
+			ps->loaded = faccessat(AT_FDCWD, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+			ps->hook = "-";
+		}
+		if (!ps->loaded)
+			continue;
 		if (lt_stats_read(&sr, &lt_probes[i], &ps->stat))
 			err = lt_error(LT_FAIL, "cannot read counters: %s", strerror(errno));
 	}

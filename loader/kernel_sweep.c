@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The kernel layer, part three: the tcp sweep (progs/tcp.bpf.c, lt_tcp_sweep). A close
- * the kernel runs no program for leaves its connection tracked; the consumers find such
- * connections from the balance of the counters and free their hash slots.
+ * The kernel layer, part three: the tcp sweep (progs/tcp.bpf.c). A close the kernel runs
+ * no program for leaves its connection tracked; the consumers find such connections
+ * every LT_SWEEP_MS and count them unseen.
  *
- * The balance: let O(a) be the connections tracked by time a, E(c) those whose close a
- * program saw by time c, L(b) the tracked connections a sweep found between b0 and b1.
+ * The hash: its entries older than a sweep go to lt_tcp_reap, which frees and counts
+ * those whose socket is gone (lt_stat.unseen). Any network namespace.
+ *
+ * Socket storage goes with its socket, so there the count is a balance: let O(a) be the
+ * connections tracked by time a, E(c) those whose close a program saw by time c, L(b) the
+ * tracked connections a walk of the TCP tables (lt_tcp_sweep) found between b0 and b1.
  * Every connection tracked by a and neither seen closed nor gone unseen by c was tracked
- * all of [a, c], hence in the kernel's tables during the sweep, hence in L(b) when
- * a <= b0 and b1 <= c. So unseen(c) >= O(a) - E(c) - L(b): a sweep keeps O read before
- * it ran and the L it found, and the next one (LT_SWEEP_MS later, so that a close under
- * way during the last walk is over) reads E. unseen only grows (the maximum of these
- * bounds); with no connection opening or closing, two sweeps make it exact.
+ * all of [a, c], hence in the tables during the walk, hence in L(b) when a <= b0 and
+ * b1 <= c. So unseen(c) >= O(a) - E(c) - L(b): a sweep keeps O read before its walk and
+ * the L it found, and the next one (LT_SWEEP_MS later, so that a close under way during
+ * the last walk is over) reads E. unseen only grows (the largest of these bounds); with no
+ * connection opening or closing, two sweeps make it exact. The walk sees the sweeper's
+ * network namespace: the loader's is counted (lt_cfg_netns), by sweepers in it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +47,7 @@ struct lt_sweeper {
 	uint64_t *percpu; /* one lt_stat per CPU */
 	int conns_fd, keys_fd, reap_fd; /* the hash, lt_tcp_reap_keys, lt_tcp_reap; -1: none */
 	bool no_batch;
+	bool balance; /* socket storage: the walk and the balance; else the hash's reaper */
 	uint64_t *rkeys; /* REAP_READ keys */
 	struct lt_tcp_conn *rvals; /* REAP_READ values */
 	struct lt_tcp_reap reap; /* the candidates sent to lt_tcp_reap */
@@ -125,11 +132,10 @@ int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h)
 	} else {
 		char name[64];
 
-		/* a suite without the tcp probe, or loaded by a lowtrace without the sweep */
-		w->state_fd = faccessat(AT_FDCWD, LT_PIN_DIR "/links/tcp_sweep", F_OK,
-					AT_SYMLINK_NOFOLLOW)
-				      ? -1
-				      : pin_get("maps/lt_sweep", false);
+		/* -1: a suite without the tcp probe, or loaded by a lowtrace without the sweep */
+		w->state_fd = pin_get("maps/lt_sweep", false);
+		w->balance = !faccessat(AT_FDCWD, LT_PIN_DIR "/links/tcp_sweep", F_OK,
+					AT_SYMLINK_NOFOLLOW);
 		snprintf(name, sizeof(name), "%s", reap ? lt_link_name(reap) : "");
 		if (w->state_fd >= 0 && reap && (w->reap_fd = pin_get(name, false)) >= 0) {
 			w->conns_fd = pin_get("maps/lt_tcp_conns", true);
@@ -146,8 +152,8 @@ int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h)
 	}
 	w->stat_size = value_size(w->stats_fd);
 	w->ncpu = libbpf_num_possible_cpus();
-	if (w->state_fd < 0 || w->ncpu <= 0 ||
-	    w->stat_size < offsetof(struct lt_stat, closed) + sizeof(__u64)) {
+	if (w->state_fd < 0 || w->ncpu <= 0 || (!w->balance && w->reap_fd < 0) ||
+	    w->stat_size < offsetof(struct lt_stat, unseen) + sizeof(__u64)) {
 		lt_sweeper_close(w);
 		return LT_OK; /* nothing to sweep: *out stays NULL */
 	}
@@ -196,20 +202,21 @@ static int reap_send(struct lt_sweeper *w, uint64_t *freed)
 	return 0;
 }
 
-static int reap_add(struct lt_sweeper *w, uint32_t gen, uint64_t key, const struct lt_tcp_conn *c,
-		    uint64_t *freed)
+/* An entry older than a sweep (or one left closed) is checked by lt_tcp_reap. */
+static int reap_add(struct lt_sweeper *w, uint64_t before, uint64_t key,
+		    const struct lt_tcp_conn *c, uint64_t *freed)
 {
-	if ((uint32_t)(gen - c->seen) < 2)
+	if (c->start_ns >= before)
 		return 0;
 	w->reap.keys[w->reap.n++] = key;
 	return w->reap.n == LT_REAP_BATCH ? reap_send(w, freed) : 0;
 }
 
 /*
- * Free the hash entries of sockets two sweeps did not find: batch lookups where the
- * kernel has them, a key at a time where not. Returns the entries freed, or -errno.
+ * Hand the hash's older entries to lt_tcp_reap: batch lookups where the kernel has them,
+ * a key at a time where not. Returns the entries freed, or -errno.
  */
-static int64_t reap(struct lt_sweeper *w, uint32_t gen)
+static int64_t reap(struct lt_sweeper *w, uint64_t before)
 {
 	uint64_t freed = 0, in = 0, outk = 0, key, next;
 	bool first = true;
@@ -230,7 +237,7 @@ static int64_t reap(struct lt_sweeper *w, uint32_t gen)
 			break;
 		}
 		for (__u32 i = 0; i < n; i++)
-			if ((err = reap_add(w, gen, w->rkeys[i], &w->rvals[i], &freed)))
+			if ((err = reap_add(w, before, w->rkeys[i], &w->rvals[i], &freed)))
 				return err;
 		if (err == -ENOENT || !n)
 			return (err = reap_send(w, &freed)) ? err : (int64_t)freed;
@@ -242,73 +249,102 @@ static int64_t reap(struct lt_sweeper *w, uint32_t gen)
 
 		/* the next key before a reap can free this one (a freed key restarts the walk) */
 		r = bpf_map_get_next_key(w->conns_fd, &key, &next);
-		if (have && (err = reap_add(w, gen, key, w->rvals, &freed)))
+		if (have && (err = reap_add(w, before, key, w->rvals, &freed)))
 			return err;
 	}
 	return (err = reap_send(w, &freed)) ? err : (int64_t)freed;
 }
 
-int lt_sweep_run(struct lt_sweeper *w)
+/* At most every LT_SWEEP_MS, across consumers: true when this one is due (and claimed). */
+static bool sweep_due(const struct lt_sweep *st, uint64_t t)
+{
+	return !st->last_ns || t < st->last_ns || t - st->last_ns >= LT_SWEEP_MS * 1000000ull;
+}
+
+/*
+ * The hash: no lock (two reapers count each entry once, by the delete that succeeds);
+ * a concurrent sweeper's state write may undo this one's time: one more sweep.
+ */
+static int sweep_hash(struct lt_sweeper *w)
+{
+	struct lt_sweep st;
+	uint64_t t = now_ns();
+	__u32 zero = 0;
+	int64_t r;
+
+	if (bpf_map_lookup_elem(w->state_fd, &zero, &st))
+		return -errno;
+	if (!sweep_due(&st, t))
+		return 1;
+	st.last_ns = t;
+	st.sweeps++;
+	if (bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY))
+		return -errno;
+	r = reap(w, t - LT_SWEEP_MS * 1000000ull);
+	return r < 0 ? (int)r : 0;
+}
+
+/* Socket storage: the walk and the balance, one sweeper at a time (flock on the walk's pin). */
+static int sweep_balance(struct lt_sweeper *w)
 {
 	struct lt_sweep st = {};
-	uint64_t opened, closed, out[2];
+	uint64_t opened, closed, live;
 	uint64_t t = now_ns();
+	struct stat ns;
 	__u32 zero = 0;
 	char buf[64];
 	ssize_t n, got = 0;
 	int fd, err = 0;
 
-	if (!w)
-		return 1;
 	if (w->suite)
 		fd = bpf_iter_create(bpf_link__fd(w->suite->iters[LT_PROBE_TCP][0]));
 	else
 		fd = open(LT_PIN_DIR "/links/tcp_sweep", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
 		return -errno;
-	/* one sweep at a time: another consumer's is as good as ours */
 	if (!w->suite && flock(fd, LOCK_EX | LOCK_NB)) {
 		close(fd);
-		return 1;
+		return 1; /* another consumer sweeps: as good as ours */
 	}
 	if (bpf_map_lookup_elem(w->state_fd, &zero, &st) || tcp_balance(w, &opened, &closed)) {
 		err = -errno;
 		goto out;
 	}
-	/* at most every LT_SWEEP_MS: the bound needs a close under way in the last walk over */
-	if (st.last_ns && t >= st.last_ns && t - st.last_ns < LT_SWEEP_MS * 1000000ull) {
+	/* the walk sees our namespace: only the loader's is counted */
+	if (!sweep_due(&st, t) || stat("/proc/self/ns/net", &ns) || (uint32_t)ns.st_ino != st.netns) {
 		err = 1;
 		goto out;
 	}
 	if (st.sweeps && st.opened_at > closed + st.live_at &&
 	    st.opened_at - closed - st.live_at > st.unseen)
 		st.unseen = st.opened_at - closed - st.live_at;
-	/* the iterator writes its sweep number and the live count at its end */
+	/* the iterator writes the live count at its end */
 	while ((n = read(fd, buf + (got < 48 ? got : 48), 16)) > 0)
 		got += n;
-	memcpy(out, buf, sizeof(out));
 	if (n < 0) {
 		err = -errno;
 		goto out;
 	}
 	st.last_ns = t;
-	/* short: another sweep began during ours (not one of ours: someone read the pin) */
-	if (got == 16) {
+	/* short: another walk began during ours (someone else read the pin) */
+	if (got == sizeof(live)) {
+		memcpy(&live, buf, sizeof(live));
 		st.opened_at = opened;
-		st.live_at = out[1];
+		st.live_at = live;
 		st.sweeps++;
-		if (w->reap_fd >= 0 && w->conns_fd >= 0 && w->keys_fd >= 0) {
-			int64_t r = reap(w, (uint32_t)out[0]);
-
-			if (r < 0)
-				err = (int)r;
-		}
 	}
-	if (bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY) && !err)
+	if (bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY))
 		err = -errno;
 out:
 	close(fd);
 	return err;
+}
+
+int lt_sweep_run(struct lt_sweeper *w)
+{
+	if (!w)
+		return 1;
+	return w->balance ? sweep_balance(w) : sweep_hash(w);
 }
 
 int lt_sweep_state(int fd, struct lt_sweep *st)

@@ -64,7 +64,48 @@ static __always_inline struct lt_tcp_conn *conn_get(const struct sock *sk)
 	return c && c->start_ns ? c : NULL;
 }
 
-/* Start tracking the socket as `n`; false when there is no room (the caller counts it). */
+/* The netns of the loader: socket storage's sweep counts the connections of this one only. */
+const volatile __u32 lt_cfg_netns = 0;
+
+/*
+ * A tracked connection began (`opened`) or a program saw it end: the balance
+ * the sweep of socket storage keeps (lt_tcp_sweep). Its sockets' namespace
+ * only: the sweep walks no other.
+ */
+static __always_inline void conn_count(const struct sock *sk, bool opened)
+{
+	struct lt_stat *st;
+
+	if (!(lt_cfg_local & LT_LOCAL_SK) ||
+	    BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != lt_cfg_netns)
+		return;
+	st = lt_stat_slot(LT_PROBE_TCP);
+	if (!st)
+		return;
+	if (opened)
+		st->opened++;
+	else
+		st->closed++;
+}
+
+/* A tracked connection ended with no program seeing its close: its record is missing. */
+static __always_inline void conn_unseen(const struct lt_tcp_conn *c)
+{
+	struct lt_stat *st;
+
+	if (!c->start_ns || c->listener || !c->keep)
+		return; /* closed already, or no record was due */
+	st = lt_stat_slot(LT_PROBE_TCP);
+	if (st)
+		st->unseen++;
+}
+
+/*
+ * Start tracking the socket as `n`; false when there is no room (the caller
+ * counts it). In the hash, a live entry under the socket's address is one of a
+ * socket freed without a close any program saw (that address is this socket's
+ * now): counted unseen, and replaced in place.
+ */
 static __always_inline bool conn_new(const struct sock *sk, const struct lt_tcp_conn *n)
 {
 	__u64 key = (__u64)sk;
@@ -75,6 +116,12 @@ static __always_inline bool conn_new(const struct sock *sk, const struct lt_tcp_
 				       BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!c)
 			return false;
+		*c = *n;
+		return true;
+	}
+	c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+	if (c) {
+		conn_unseen(c);
 		*c = *n;
 		return true;
 	}
@@ -94,35 +141,6 @@ static __always_inline void conn_done(const struct sock *sk, struct lt_tcp_conn 
 		c->start_ns = 0;
 	else
 		bpf_map_delete_elem(&lt_tcp_conns, &key);
-}
-
-/*
- * The sweep's state (lt_tcp_sweep): sweeps begun, the iterator session of the
- * current one and the tracked connections it found so far. Written by the
- * iterators only, which the consumers run one at a time (see lt_sweep).
- */
-__u64 lt_sweep_gen;
-__u64 lt_sweep_session;
-__u64 lt_sweep_live;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct lt_sweep);
-} lt_sweep SEC(".maps");
-
-/* A tracked connection began (`opened`) or a program saw it end: the sweep's balance. */
-static __always_inline void conn_count(bool opened)
-{
-	struct lt_stat *st = lt_stat_slot(LT_PROBE_TCP);
-
-	if (!st)
-		return;
-	if (opened)
-		st->opened++;
-	else
-		st->closed++;
 }
 
 static __always_inline void own(struct lt_tcp_conn *c)
@@ -179,7 +197,6 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 		n.last = newstate;
 		n.listener = 1;
 		n.keep = !lt_filtering();
-		n.seen = lt_sweep_gen;
 		return conn_new(sk, &n);
 	}
 	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_) {
@@ -192,10 +209,8 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 			n.direction = LT_TCP_ACCEPT;
 			n.keep = !lt_filtering(); /* until the owner is seen */
 		}
-		/* not stale before two sweeps have passed it by (lt_tcp_stale) */
-		n.seen = lt_sweep_gen;
 		if (conn_new(sk, &n)) {
-			conn_count(true);
+			conn_count(sk, true);
 			return true;
 		}
 		if (!nested)
@@ -218,7 +233,7 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 	if (newstate != TCP_CLOSE_)
 		return true;
 	if (!c->listener)
-		conn_count(false);
+		conn_count(sk, false);
 	if (!c->keep || c->listener)
 		goto out;
 	r = lt_reserve(LT_PROBE_TCP, LT_TYPE_TCP, sizeof(*r));
@@ -398,52 +413,59 @@ int lt_tcp_tp(struct trace_event_raw_inet_sock_set_state *e)
 }
 
 /*
- * The sweep. A close the kernel runs no program for (docs/design.md: a kernel
- * that runs no BPF for a task) leaves its connection tracked: with the hash,
- * its slot taken for good; with socket storage, gone with no record. The
- * consumers run these iterators every few seconds, one at a time under the
- * pin's flock (loader/kernel_read.c lt_sweep_run): lt_tcp_sweep walks the
- * kernel's TCP tables, marks every tracked socket it finds with the sweep's
- * number and counts the live ones; with the hash, lt_tcp_reap then frees the
- * entries two sweeps in a row did not find. A connection is counted unseen
- * from the balance (lt_stat opened - closed - found), never from one entry, so
- * a slot freed while its close runs is counted once either way.
+ * Closes the kernel ran no program for (docs/design.md: a kernel that runs no
+ * BPF for a task) leave their connection tracked: in the hash, its slot taken
+ * for good; in socket storage, gone with no trace. The consumers look for them
+ * every LT_SWEEP_MS (loader/kernel_sweep.c lt_sweep_run).
+ *
+ * The hash: lt_tcp_reap, run (test run) with the keys of entries older than a
+ * sweep, reads each socket where it was: freed and reused (another local or
+ * remote port) or CLOSE means its close went unseen (a close a program sees
+ * frees the entry before the kernel stores CLOSE). Such an entry is freed and
+ * counted unseen, once: the delete that succeeds counts, and conn_new counts
+ * the ones whose address a new socket takes first. Any socket in any network
+ * namespace.
+ *
+ * Socket storage goes with its socket: lt_tcp_sweep (iter/tcp, the sweeper's
+ * network namespace) counts the live tracked connections, and the sweeper
+ * keeps the balance of lt_stat.opened and .closed against it (lt_sweep). The
+ * sweeper's namespace only, the loader's (lt_cfg_netns).
  */
+__u64 lt_sweep_session; /* the iterator session counting now: a concurrent one says nothing */
+__u64 lt_sweep_live;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_sweep);
+} lt_sweep SEC(".maps");
+
 SEC("iter/tcp")
 int lt_tcp_sweep(struct bpf_iter__tcp *ctx)
 {
 	struct sock_common *skc = ctx->sk_common;
 	__u64 sid = ctx->meta->session_id;
 	struct lt_tcp_conn *c;
+	struct tcp_sock *tp;
 
 	if (ctx->meta->seq_num == 0 && lt_sweep_session != sid) {
 		lt_sweep_session = sid;
-		lt_sweep_gen++;
 		lt_sweep_live = 0;
 	}
 	if (lt_sweep_session != sid)
-		return 0; /* another sweep began since: this one's count is void, say nothing */
+		return 0;
 	if (!skc) {
-		__u64 out[2] = { lt_sweep_gen, lt_sweep_live };
-
-		bpf_seq_write(ctx->meta->seq, out, sizeof(out));
+		bpf_seq_write(ctx->meta->seq, &lt_sweep_live, sizeof(lt_sweep_live));
 		return 0;
 	}
-	if (lt_cfg_local & LT_LOCAL_SK) {
-		struct tcp_sock *tp = bpf_skc_to_tcp_sock(skc);
-
-		if (!tp)
-			return 0; /* a time-wait or request socket: never tracked */
-		c = bpf_sk_storage_get(&lt_tcp_conns, tp, NULL, 0);
-	} else {
-		__u64 key = (__u64)skc;
-
-		c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
-	}
-	if (!c)
+	if (!(lt_cfg_local & LT_LOCAL_SK))
 		return 0;
-	c->seen = lt_sweep_gen;
-	if (c->start_ns && !c->listener)
+	tp = bpf_skc_to_tcp_sock(skc);
+	if (!tp || BPF_CORE_READ(skc, skc_net.net, ns.inum) != lt_cfg_netns)
+		return 0; /* a time-wait or request socket (never tracked), or not counted */
+	c = bpf_sk_storage_get(&lt_tcp_conns, tp, NULL, 0);
+	if (c && c->start_ns && !c->listener)
 		lt_sweep_live++;
 	return 0;
 }
@@ -455,11 +477,25 @@ struct {
 	__type(value, struct lt_tcp_reap);
 } lt_tcp_reap_keys SEC(".maps");
 
-/*
- * Not attached: the sweeping consumer runs it (test run) with the hash keys
- * whose entries it read as stale; each is freed if it still is (a socket may
- * have taken the address since). No map iterator: some kernels refuse them.
- */
+/* The hash entry's socket is gone: freed, reused by another, or closed. */
+static __always_inline bool conn_gone(const struct sock *sk, const struct lt_tcp_conn *c)
+{
+	unsigned char state;
+	__u16 num, dport;
+
+	if (bpf_core_read(&state, sizeof(state), &sk->__sk_common.skc_state))
+		return true;
+	if (state == TCP_CLOSE_)
+		return true;
+	if (!c->addr.family)
+		return false; /* ports not taken yet: the state says */
+	if (bpf_core_read(&num, sizeof(num), &sk->__sk_common.skc_num) ||
+	    bpf_core_read(&dport, sizeof(dport), &sk->__sk_common.skc_dport))
+		return true;
+	return num != c->addr.sport || bpf_ntohs(dport) != c->addr.dport;
+}
+
+/* Not attached: the sweeping consumer runs it (test run) with the hash's older keys. */
 SEC("raw_tp")
 int lt_tcp_reap(void *ctx)
 {
@@ -470,13 +506,21 @@ int lt_tcp_reap(void *ctx)
 	if (!r || lt_cfg_local & LT_LOCAL_SK)
 		return 0;
 	for (__u32 i = 0; i < LT_REAP_BATCH && i < r->n; i++) {
-		__u64 key = r->keys[i];
-		struct lt_tcp_conn *c = bpf_map_lookup_elem(&lt_tcp_conns, &key);
+		__u64 key = r->keys[i], start;
+		struct lt_tcp_conn *c = bpf_map_lookup_elem(&lt_tcp_conns, &key), old;
 
-		/* not found by the last two sweeps, and older than both */
-		if (c && (__u32)lt_sweep_gen - c->seen >= 2 &&
-		    !bpf_map_delete_elem(&lt_tcp_conns, &key))
-			freed++;
+		if (!c)
+			continue;
+		old = *c;
+		start = old.start_ns;
+		/* a closed entry (start_ns 0) is one whose next program never ran */
+		if (start && !conn_gone((const struct sock *)key, &old))
+			continue;
+		/* not taken by a new socket meanwhile; the delete that succeeds counts */
+		if (c->start_ns != start || bpf_map_delete_elem(&lt_tcp_conns, &key))
+			continue;
+		conn_unseen(&old);
+		freed++;
 	}
 	return freed;
 }

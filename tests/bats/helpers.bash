@@ -33,10 +33,22 @@ perf_links() {
 	[ "$(printf '%s\n' 5.15 "$v" | sort -V | head -n 1)" = 5.15 ]
 }
 
+# sk_local: the default load keeps sockets in socket storage (5.11+, and no
+# lt_tcp_tp: a classic tracepoint's program cannot reach it)
+sk_local() {
+	local v
+	v=$(uname -r)
+	v=${v%%-*}
+	[ "$(printf '%s\n' 5.11 "$v" | sort -V | head -n 1)" = 5.11 ] &&
+		! tp_preemptible && [ -z "${LOWTRACE_TP_LEVEL:-}" ]
+}
+
 # with_tp NAME...: the names (program names: with lt_lost_flush), plus where the loader attaches the *_tp programs
 # (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
 # exit, fork, tcp (lt_exec or exec) among them; sorted, on one line. (Not
 # tcp's with --state local: a *_tp program cannot reach socket storage.)
+# With tcp, its sweep: lt_tcp_sweep (links/tcp_sweep) with socket storage,
+# lt_tcp_reap (a program pinned beside the links) with the hash.
 with_tp() {
 	local n out=("$@")
 	# every suite with programs also loads lt_lost_flush (run by the consumer, never attached)
@@ -46,6 +58,12 @@ with_tp() {
 			case $n in lt_exec | lt_exit | lt_fork | lt_tcp | exec | exit | fork | tcp) out+=("${n}_tp") ;; esac
 		done
 	fi
+	for n in "$@"; do
+		case $n in
+		lt_tcp) if sk_local; then out+=(lt_tcp_sweep); else out+=(lt_tcp_reap); fi ;;
+		tcp) ! sk_local || out+=(tcp_sweep) ;;
+		esac
+	done
 	printf '%s\n' "${out[@]}" | sort | paste -sd' '
 }
 

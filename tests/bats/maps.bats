@@ -97,7 +97,7 @@ local_or_skip() {
 	run -0 "$LT" unload
 	run -0 env "${env[@]}" "$LT" load --probes syscalls,tcp --state local
 	run -0 ls "$PIN/links"
-	assert_output "$(printf '%s\n' sys_e sys_x tcp tcp_nest)"
+	assert_output "$(printf '%s\n' sys_e sys_x tcp tcp_nest tcp_sweep)"
 	run -0 "$LT" status --json
 	assert_equal "$(jq -c .state <<<"$output")" '{"task":"local","sk":"local"}'
 }

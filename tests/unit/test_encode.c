@@ -362,6 +362,7 @@ int main(void)
 		l->first_ts_ns = 100;
 		l->last_ts_ns = 800;
 		l->throttled = 5;
+		l->unseen = 7;
 		ok(lp && lp == &lt_lost_record && !lt_probe_by_name("lost", 4),
 		   "the lost record has a description, and no probe row");
 		b.len = 0;
@@ -369,14 +370,15 @@ int main(void)
 		b.p[b.len] = 0;
 		ok(!strcmp(b.p, "{\"type\":\"lost\",\"ts_ns\":900,\"cpu\":1,\"pid\":4,\"tid\":5,"
 				"\"cgroup_id\":77,\"probe\":\"fork\",\"count\":298,"
-				"\"first_ts_ns\":100,\"last_ts_ns\":800,\"throttled\":5}\n"),
+				"\"first_ts_ns\":100,\"last_ts_ns\":800,\"throttled\":5,"
+				"\"unseen\":7}\n"),
 		   "lost JSON exact: %s", b.p);
 		b.len = 0;
 		lt_encode_text(&b, lp, &r);
 		b.p[b.len] = 0;
 		ok(!strcmp(b.p,
 			   "lost ts_ns=900 cpu=1 pid=4 tid=5 cgroup_id=77 probe=fork count=298 "
-			   "first_ts_ns=100 last_ts_ns=800 throttled=5\n"),
+			   "first_ts_ns=100 last_ts_ns=800 throttled=5 unseen=7\n"),
 		   "lost text exact: %s", b.p);
 		ok(lt_rec_probe_type(lp, &r) == LT_TYPE_FORK,
 		   "--type tests a lost record as its probe's records");

@@ -208,7 +208,8 @@ static void help(void)
 			"    flags mode ret; tcp: comm family saddr daddr sport dport direction\n"
 			"    tx_bytes rx_bytes duration_ns; tcp_retrans: comm family saddr daddr\n"
 			"    sport dport state; lost: probe count first_ts_ns last_ts_ns "
-			"throttled.\n"),
+			"throttled\n"
+			"    unseen.\n"),
 	   "events -h field list, wrapped at 76 columns");
 	free(s);
 }
