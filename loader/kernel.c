@@ -335,7 +335,8 @@ int lt_pins_tidy(void)
  * lt_seen (events), delete from lt_cg_counts (metrics) and write lt_sweep (both sweep tcp):
  * those need write permission.
  */
-static const char *const pin_rw_maps[] = { "lt_events", "lt_seen", "lt_cg_counts", "lt_sweep" };
+static const char *const pin_rw_maps[] = { "lt_events", "lt_seen", "lt_cg_counts", "lt_sweep",
+					    "lt_tcp_reap_keys" };
 
 /* chown to the pin group, then its mode; nothing without --pin-group */
 static int pin_perm(const struct lt_suite *s, const char *path, mode_t mode)

@@ -144,6 +144,7 @@ struct server {
 	struct lt_handles h;
 	struct lt_stats_reader sr;
 	struct lt_sweeper *sw; /* the tcp sweep, run at scrapes (every LT_SWEEP_MS at most) */
+	bool sweep_warned; /* it cannot run: said once */
 	bool loaded[LT_PROBE_SLOTS];
 	struct lt_counts counts[LT_PROBE_SLOTS]; /* per row of lt_probes, this scrape */
 	bool have[LT_PROBE_SLOTS];
@@ -818,13 +819,19 @@ static void put_blame(struct server *s)
 static int scrape(struct server *s)
 {
 	struct lt_buf *b = s->body;
+	int err;
 
 	b->len = 0;
 	if (!suite_ready(s))
 		return 503;
 	if (body_room(s))
 		return 500;
-	lt_sweep_run(s->sw);
+	err = lt_sweep_run(s->sw);
+	if (err < 0 && !s->sweep_warned)
+		lt_info("cannot sweep tcp (%s): closes the kernel ran no program for are not "
+			"counted",
+			strerror(-err));
+	s->sweep_warned |= err < 0;
 	for (size_t i = 0; i < lt_nprobes; i++)
 		s->have[i] = s->loaded[lt_probes[i].id] &&
 			     !lt_stats_read(&s->sr, &lt_probes[i], &s->counts[i]);

@@ -94,6 +94,7 @@ struct stream {
 	bool text;
 	bool follow; /* events --follow: on to the next suite after an unload or replace */
 	bool flush_warned; /* lt_lost_flush cannot run: said once */
+	bool sweep_warned; /* the tcp sweep cannot run: said once */
 	uint64_t types; /* bit per record type, 0: all */
 	uint32_t pid; /* 0: all */
 	uint64_t count; /* 0: no limit */
@@ -368,6 +369,18 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 	return LT_OK;
 }
 
+/* The tcp sweep (every LT_SWEEP_MS, across consumers); one that cannot run is said once. */
+static void sweep(struct stream *s, struct source *src)
+{
+	int err = lt_sweep_run(src->sw);
+
+	if (err < 0 && !s->sweep_warned)
+		lt_info("cannot sweep tcp (%s): closes the kernel ran no program for are not "
+			"counted",
+			strerror(-err));
+	s->sweep_warned |= err < 0;
+}
+
 static volatile sig_atomic_t hup, usr1;
 
 static void on_hup(int sig)
@@ -455,7 +468,7 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		}
 		if (t - last_check >= 1000) {
 			last_check = t;
-			lt_sweep_run(src->sw); /* every LT_SWEEP_MS, across consumers */
+			sweep(s, src);
 			report_losses(src, "");
 			if (lt_pinned_gone(src->h))
 				return LT_GONE;

@@ -348,6 +348,41 @@ pin_group_user() {
 	[[ "$stderr" == *"lowtrace: cannot claim loss windows (Permission denied)"* ]]
 }
 
+@test "load --pin-group: the group's consumers (CAP_BPF alone) sweep tcp, with socket storage and with the hash" {
+	local state sweeps err=$BATS_TEST_TMPDIR/err py
+	command -v setpriv >/dev/null && command -v useradd >/dev/null || skip "no setpriv or useradd"
+	pin_group_user
+	for state in local hash; do
+		if ! "$LT" load --probes tcp --state "$state" --pin-group "$LT_PG" >/dev/null 2>&1; then
+			[ "$state" = local ] || fail "load --state hash failed"
+			echo "# no socket storage for tracing programs (5.11+): hash only" >&3
+			continue
+		fi
+		# what they write and run: the group's (0660)
+		assert_equal "$(stat -c '%g %a' "$PIN/maps/lt_sweep" "$PIN/maps/lt_tcp_reap_keys" | sort -u)" \
+			"$LT_PG_GID 660"
+		# a connection older than a sweep: the hash's reaper gets its key
+		python3 -c 'import socket, time
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen()
+c = socket.create_connection(l.getsockname()); a, _ = l.accept(); time.sleep(8)' &
+		py=$!
+		bg_track "$py"
+		sleep 2.5
+		sweeps=$(bpftool -j map dump pinned "$PIN/maps/lt_sweep" | jq '.[0].formatted.value.sweeps')
+		$LT_READER "$LT" events --json --duration 3 >/dev/null 2>"$err"
+		run -0 cat "$err"
+		refute_output --partial "cannot sweep"
+		[ "$(bpftool -j map dump pinned "$PIN/maps/lt_sweep" | jq '.[0].formatted.value.sweeps')" -gt "$sweeps" ] ||
+			fail "$state: the group's events did not sweep"
+		# the live connection is no unseen one
+		run -0 probe_field tcp unseen
+		assert_output 0
+		kill "$py"
+		wait "$py" || true
+		run -0 "$LT" unload
+	done
+}
+
 @test "load --pin-group: an unknown group is one error line, exit 2, nothing loaded; without it root's pins" {
 	local f="$BATS_TEST_TMPDIR/pg.conf"
 	run --separate-stderr "$LT" load --probes exec --pin-group lt-no-such-group

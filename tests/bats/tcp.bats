@@ -101,11 +101,16 @@ else:
 PY
 }
 
-# in_netns ARGS: python3 tcp.py ARGS in a new network namespace with lo up;
-# sets NS_PID (the python's pid) and PORTS ("server client"); waits NS_WAIT s (30)
+# in_netns ARGS: python3 tcp.py ARGS in a new network namespace with lo up (in
+# this one with IN_HOST_NS set); sets NS_PID (the python's pid) and PORTS
+# ("server client"); waits NS_WAIT s (30)
 in_netns() {
-	unshare -n bash -c 'ip link set lo up && exec python3 "$@"' bash "$PY" "$@" \
-		>"$BATS_TEST_TMPDIR/ports" 3>&- &
+	if [ -n "${IN_HOST_NS:-}" ]; then
+		python3 "$PY" "$@" >"$BATS_TEST_TMPDIR/ports" 3>&- &
+	else
+		unshare -n bash -c 'ip link set lo up && exec python3 "$@"' bash "$PY" "$@" \
+			>"$BATS_TEST_TMPDIR/ports" 3>&- &
+	fi
 	NS_PID=$!
 	wait_rc "$NS_PID" "${NS_WAIT:-30}"
 	assert_equal "$RC" 0
@@ -190,7 +195,9 @@ in_netns() {
 	run -0 "$LT" load --probes tcp
 	events_bg "$OUT" --json
 	contend
-	NS_WAIT=300 in_netns storm 600
+	# in this namespace, the loader's: socket storage's sweep counts closes
+	# no program ran for there (docs/design.md)
+	IN_HOST_NS=1 NS_WAIT=300 in_netns storm 600
 	uncontend
 	wait_record "$OUT" ".pid == $NS_PID" 10
 	# (closes the kernel ran no program for are counted by the sweep, which the
