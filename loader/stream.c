@@ -374,7 +374,8 @@ static void sweep(struct stream *s, struct source *src)
 {
 	int err = lt_sweep_run(src->sw);
 
-	if (err < 0 && !s->sweep_warned)
+	/* (an unload under way removes the pins first: that is said when it is seen) */
+	if (err < 0 && !s->sweep_warned && !lt_pinned_gone(src->h))
 		lt_info("cannot sweep tcp (%s): closes the kernel ran no program for are not "
 			"counted",
 			strerror(-err));
