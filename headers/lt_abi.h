@@ -344,8 +344,10 @@ struct lt_sweep {
 	__u64 sweeps; /* sweeps completed */
 	__u64 last_ns; /* CLOCK_MONOTONIC of the last one: consumers sweep every LT_SWEEP_MS */
 	__u64 netns; /* the loader's network namespace (inode): socket storage's is swept */
+	__u64 cost_ns; /* how long the last one took: the next is due LT_SWEEP_COST times later */
 };
 #define LT_SWEEP_MS 2000
+#define LT_SWEEP_COST 100 /* a sweep every LT_SWEEP_MS, or 100 times its own time: <= 1 % */
 
 /*
  * Value of lt_cg_counts (key: the cgroup v2 id of the task), per CPU: each cgroup's
@@ -440,7 +442,7 @@ struct lt_seen {
 	M(lt_tcp_conn, cgroup_id)                                                              \
 	S(lt_tcp_reap) M(lt_tcp_reap, n) M(lt_tcp_reap, _pad0) M(lt_tcp_reap, keys)             \
 	S(lt_sweep) M(lt_sweep, unseen) M(lt_sweep, opened_at) M(lt_sweep, live_at)             \
-	M(lt_sweep, sweeps) M(lt_sweep, last_ns) M(lt_sweep, netns)                                                                    \
+	M(lt_sweep, sweeps) M(lt_sweep, last_ns) M(lt_sweep, netns) M(lt_sweep, cost_ns)                                                                    \
 	S(lt_cg_count) M(lt_cg_count, n) S(lt_blame_key) M(lt_blame_key, cgroup_id)              \
 	M(lt_blame_key, probe) M(lt_blame_key, _pad0) S(lt_blame_val) M(lt_blame_val, drops)     \
 	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)
@@ -522,7 +524,7 @@ LT_ASSERT_OFF(struct lt_lost, unseen, 72);
 
 _Static_assert(sizeof(struct lt_stat) == 104, "lt_stat size");
 LT_ASSERT_OFF(struct lt_stat, opened, 80);
-_Static_assert(sizeof(struct lt_sweep) == 48, "lt_sweep size");
+_Static_assert(sizeof(struct lt_sweep) == 56, "lt_sweep size");
 _Static_assert(sizeof(struct lt_tcp_conn) == 96, "lt_tcp_conn size");
 LT_ASSERT_OFF(struct lt_tcp_conn, addr, 44);
 LT_ASSERT_OFF(struct lt_tcp_conn, cgroup_id, 88);

@@ -255,10 +255,17 @@ static int64_t reap(struct lt_sweeper *w, uint64_t before)
 	return (err = reap_send(w, &freed)) ? err : (int64_t)freed;
 }
 
-/* At most every LT_SWEEP_MS, across consumers: true when this one is due (and claimed). */
+/*
+ * At most every LT_SWEEP_MS across consumers, and no more often than LT_SWEEP_COST times
+ * the last one's own time (a walk of 100 000 sockets took 0.12 s here: every 12 s).
+ */
 static bool sweep_due(const struct lt_sweep *st, uint64_t t)
 {
-	return !st->last_ns || t < st->last_ns || t - st->last_ns >= LT_SWEEP_MS * 1000000ull;
+	uint64_t every = LT_SWEEP_MS * 1000000ull;
+
+	if (st->cost_ns < UINT64_MAX / LT_SWEEP_COST && st->cost_ns * LT_SWEEP_COST > every)
+		every = st->cost_ns * LT_SWEEP_COST;
+	return !st->last_ns || t < st->last_ns || t - st->last_ns >= every;
 }
 
 /*
@@ -281,6 +288,9 @@ static int sweep_hash(struct lt_sweeper *w)
 	if (bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY))
 		return -errno;
 	r = reap(w, t - LT_SWEEP_MS * 1000000ull);
+	st.cost_ns = now_ns() - t;
+	if (bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY) && r >= 0)
+		r = -errno;
 	return r < 0 ? (int)r : 0;
 }
 
@@ -326,6 +336,7 @@ static int sweep_balance(struct lt_sweeper *w)
 		goto out;
 	}
 	st.last_ns = t;
+	st.cost_ns = now_ns() - t;
 	/* short: another walk began during ours (someone else read the pin) */
 	if (got == sizeof(live)) {
 		memcpy(&live, buf, sizeof(live));
