@@ -336,7 +336,7 @@ int lt_pins_tidy(void)
  * those need write permission.
  */
 static const char *const pin_rw_maps[] = { "lt_events", "lt_seen", "lt_cg_counts", "lt_sweep",
-					    "lt_tcp_reap_keys" };
+					   "lt_tcp_reap_keys" };
 
 /* chown to the pin group, then its mode; nothing without --pin-group */
 static int pin_perm(const struct lt_suite *s, const char *path, mode_t mode)
@@ -610,6 +610,17 @@ static void set_syscalls(struct lt_suite *s, const struct lt_load_opts *o)
 }
 
 /* Is program `name` one the load options pick? (syscalls: lt_sys_c alone, or the pair) */
+/* Load a program of the table, or not; an error when the object lacks it. */
+static int autoload(struct lt_suite *s, const char *name, bool on)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(s->skel->obj, name);
+
+	if (!p)
+		return lt_error(LT_FAIL, "program %s missing from the object", name);
+	bpf_program__set_autoload(p, on);
+	return LT_OK;
+}
+
 /* A reaper frees stale entries of the probe's first own map: a hash (set_state decides). */
 static bool reap_usable(struct bpf_object *obj, size_t i)
 {
@@ -770,43 +781,28 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	bpf_object__for_each_program (p, s->skel->obj)
 		bpf_program__set_autoload(p, false);
 	for (size_t i = 0; i < lt_nprobes; i++) {
+		bool on = (o->probes >> i) & 1;
+
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
-			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].progs[k]);
-			if (!p) {
-				ret = lt_error(LT_FAIL, "program %s missing from the object",
-					       lt_probes[i].progs[k]);
-				goto out;
-			}
+			const char *name = lt_probes[i].progs[k];
+
 			/* a *_tp program only where its level is attached; one hook of two */
-			bpf_program__set_autoload(
-				p, ((o->probes >> i) & 1) &&
-					   (((s->tp_probes >> i) & 1) ||
-					    !lt_prog_is_tp_level(lt_probes[i].progs[k])) &&
-					   prog_hook_chosen(s->skel->obj, i, k, perf) &&
-					   prog_mode_chosen(lt_probes[i].progs[k], o));
-		}
-		for (int k = 0; k < LT_PROBE_ITERS && lt_probes[i].iters[k]; k++) {
-			p = bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].iters[k]);
-			if (!p) {
-				ret = lt_error(LT_FAIL, "program %s missing from the object",
-					       lt_probes[i].iters[k]);
+			if ((ret = autoload(s, name,
+					    on &&
+						    (((s->tp_probes >> i) & 1) ||
+						     !lt_prog_is_tp_level(name)) &&
+						    prog_hook_chosen(s->skel->obj, i, k, perf) &&
+						    prog_mode_chosen(name, o))))
 				goto out;
-			}
-			/* the sweep of socket storage; the hash has its reaper */
-			bpf_program__set_autoload(p, ((o->probes >> i) & 1) &&
-							     !reap_usable(s->skel->obj, i));
 		}
-		p = lt_probes[i].reap
-			    ? bpf_object__find_program_by_name(s->skel->obj, lt_probes[i].reap)
-			    : NULL;
-		if (lt_probes[i].reap && !p) {
-			ret = lt_error(LT_FAIL, "program %s missing from the object",
-				       lt_probes[i].reap);
+		/* the sweep of socket storage; the hash has its reaper */
+		for (int k = 0; k < LT_PROBE_ITERS && lt_probes[i].iters[k]; k++)
+			if ((ret = autoload(s, lt_probes[i].iters[k],
+					    on && !reap_usable(s->skel->obj, i))))
+				goto out;
+		if (lt_probes[i].reap &&
+		    (ret = autoload(s, lt_probes[i].reap, on && reap_usable(s->skel->obj, i))))
 			goto out;
-		}
-		if (p)
-			bpf_program__set_autoload(p, ((o->probes >> i) & 1) &&
-							     reap_usable(s->skel->obj, i));
 	}
 	/* never attached: the consumer runs it to announce loss windows (lt_lost_flush) */
 	bpf_program__set_autoload(s->skel->progs.lt_lost_flush, true);

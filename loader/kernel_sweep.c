@@ -321,7 +321,8 @@ static int sweep_balance(struct lt_sweeper *w)
 		goto out;
 	}
 	/* the walk sees our namespace: only the loader's is counted */
-	if (!sweep_due(&st, t) || stat("/proc/self/ns/net", &ns) || (uint32_t)ns.st_ino != st.netns) {
+	if (!sweep_due(&st, t) || stat("/proc/self/ns/net", &ns) ||
+	    (uint32_t)ns.st_ino != st.netns) {
 		err = 1;
 		goto out;
 	}
