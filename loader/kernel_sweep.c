@@ -122,8 +122,8 @@ int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h)
 		struct bpf_program *p =
 			reap ? bpf_object__find_program_by_name(h->suite->skel->obj, reap) : NULL;
 
-		w->state_fd =
-			h->suite->iters[LT_PROBE_TCP][0] ? suite_map(h->suite, "lt_sweep") : -1;
+		w->balance = h->suite->iters[LT_PROBE_TCP][0];
+		w->state_fd = suite_map(h->suite, "lt_sweep");
 		if (p && bpf_program__fd(p) >= 0) {
 			w->reap_fd = fcntl(bpf_program__fd(p), F_DUPFD_CLOEXEC, 0);
 			w->conns_fd = suite_map(h->suite, "lt_tcp_conns");
