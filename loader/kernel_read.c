@@ -1098,7 +1098,17 @@ static const char *hook_name(const struct bpf_link_info *li)
 	}
 }
 
-/* lt_cfg_local of the pinned rodata, found by name in its BTF (older suites lack it) */
+static void set_state_kinds(struct lt_status *st, __u32 bits)
+{
+	st->state_task = bits & LT_LOCAL_TASK ? LT_KIND_LOCAL : LT_KIND_HASH;
+	st->state_sk = bits & LT_LOCAL_SK ? LT_KIND_LOCAL : LT_KIND_HASH;
+}
+
+/*
+ * lt_cfg_local of the pinned rodata, found by name in its BTF (older suites lack it).
+ * Without the BTF (by id it needs CAP_SYS_ADMIN: a --pin-group reader), the skeleton's
+ * layout, as for the filters (lt_read_status reads those so).
+ */
 static void read_state(const struct bpf_map_info *mi, const char *rodata, struct lt_status *st)
 {
 	struct btf *btf = mi->btf_id ? btf__load_from_kernel_by_id(mi->btf_id) : NULL;
@@ -1106,6 +1116,11 @@ static void read_state(const struct bpf_map_info *mi, const char *rodata, struct
 	const struct btf_var_secinfo *v;
 	__u32 bits;
 
+	if (!btf && mi->value_size >= sizeof(struct lowtrace__rodata)) {
+		set_state_kinds(
+			st, ((const struct lowtrace__rodata *)(const void *)rodata)->lt_cfg_local);
+		return;
+	}
 	if (!sec || !btf_is_datasec(sec)) {
 		btf__free(btf);
 		return;
@@ -1118,8 +1133,7 @@ static void read_state(const struct bpf_map_info *mi, const char *rodata, struct
 		    v->size != sizeof(bits) || v->offset + sizeof(bits) > mi->value_size)
 			continue;
 		memcpy(&bits, rodata + v->offset, sizeof(bits));
-		st->state_task = bits & 1 ? LT_KIND_LOCAL : LT_KIND_HASH;
-		st->state_sk = bits & 2 ? LT_KIND_LOCAL : LT_KIND_HASH;
+		set_state_kinds(st, bits);
 	}
 	btf__free(btf);
 }

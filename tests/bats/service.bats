@@ -312,6 +312,9 @@ pin_group_user() {
 	# the same programs and counters root sees
 	assert_equal "$(jq -c '[.probes[] | select(.loaded) | .prog_id]' <<<"$output")" \
 		"$(status_json | jq -c '[.probes[] | select(.loaded) | .prog_id]')"
+	# and where state lives, as root sees it (without the BTF by id, CAP_SYS_ADMIN's)
+	assert_equal "$(jq -c .state <<<"$output")" "$(status_json | jq -c .state)"
+	[ "$(jq -c .state <<<"$output")" != null ]
 	# another user with CAP_BPF: refused by the pins' modes
 	run --separate-stderr setpriv --reuid nobody --regid nogroup --clear-groups --inh-caps=-all,+bpf \
 		--ambient-caps=+bpf --bounding-set=-all,+bpf "$LT" status
