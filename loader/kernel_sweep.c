@@ -158,9 +158,11 @@ int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h)
 		return LT_OK; /* nothing to sweep: *out stays NULL */
 	}
 	w->percpu = calloc(w->ncpu, (w->stat_size + 7) & ~7u);
-	w->rkeys = calloc(REAP_READ, sizeof(*w->rkeys));
-	w->rvals = calloc(REAP_READ, sizeof(*w->rvals));
-	if (!w->percpu || !w->rkeys || !w->rvals) {
+	if (!w->balance) { /* the hash's read buffers: 52 KiB */
+		w->rkeys = calloc(REAP_READ, sizeof(*w->rkeys));
+		w->rvals = calloc(REAP_READ, sizeof(*w->rvals));
+	}
+	if (!w->percpu || (!w->balance && (!w->rkeys || !w->rvals))) {
 		lt_sweeper_close(w);
 		return lt_error(LT_FAIL, "out of memory");
 	}
@@ -225,21 +227,22 @@ static int64_t reap(struct lt_sweeper *w, uint64_t before)
 	while (!w->no_batch) {
 		LIBBPF_OPTS(bpf_map_batch_opts, o);
 		__u32 n = REAP_READ;
+		int got = bpf_map_lookup_batch(w->conns_fd, first ? NULL : &in, &outk, w->rkeys,
+					       w->rvals, &n, &o)
+				  ? -errno
+				  : 0;
 
-		err = bpf_map_lookup_batch(w->conns_fd, first ? NULL : &in, &outk, w->rkeys,
-					   w->rvals, &n, &o);
-		err = err ? -errno : 0;
-		if (err && err != -ENOENT) {
-			if (first && (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP))
-				w->no_batch = true; /* an older kernel: one key at a time */
-			else
-				return err;
+		/* -ENOENT: the last batch (n may still be > 0) */
+		if (got && got != -ENOENT) {
+			if (!first || (got != -EINVAL && got != -ENOTSUP && got != -EOPNOTSUPP))
+				return got;
+			w->no_batch = true; /* an older kernel: one key at a time */
 			break;
 		}
 		for (__u32 i = 0; i < n; i++)
 			if ((err = reap_add(w, before, w->rkeys[i], &w->rvals[i], &freed)))
 				return err;
-		if (err == -ENOENT || !n)
+		if (got == -ENOENT || !n)
 			return (err = reap_send(w, &freed)) ? err : (int64_t)freed;
 		in = outk;
 		first = false;
