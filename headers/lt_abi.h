@@ -79,7 +79,9 @@ struct lt_hdr {
 	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u32 pid; /* thread group id */
 	__u32 tid;
-	__u64 cgroup_id; /* cgroup v2 id (inode) of the task that caused the record; 0: none */
+	/* the cgroup id (kernfs inode) of the task that caused the record, in the identity
+	 * hierarchy the loader chose (cgroup2, or a v1 controller's: `status`); 0: none */
+	__u64 cgroup_id;
 };
 
 /* Size of the header before LT_HDR_CGROUP: the decoder's oldest layout. */
@@ -350,7 +352,7 @@ struct lt_sweep {
 #define LT_SWEEP_COST 100 /* a sweep every LT_SWEEP_MS, or 100 times its own time: <= 1 % */
 
 /*
- * Value of lt_cg_counts (key: the cgroup v2 id of the task), per CPU: each cgroup's
+ * Value of lt_cg_counts (key: the task's cgroup id in the identity hierarchy), per CPU: each cgroup's
  * lifecycle events, for `metrics --by`. Preallocated, LT_CG_MAX cgroups; when it is full a
  * new cgroup's events are counted in lt_stat.cg_full instead.
  */
@@ -358,6 +360,66 @@ enum lt_cg_kind { LT_CG_EXEC, LT_CG_EXIT, LT_CG_FORK, LT_CG_KINDS };
 #define LT_CG_MAX 4096
 struct lt_cg_count {
 	__u64 n[LT_CG_KINDS];
+};
+
+/*
+ * Value of lt_cg_names (key: a cgroup's id in the identity hierarchy, the one
+ * records and the per-cgroup maps carry): its path below that hierarchy's root,
+ * written when the cgroup is made (the cgroup_mkdir tracepoint), seeded by the
+ * loader's walk for the ones that were there before. A death sets dead_ns; the
+ * entry, and the cgroup's lt_cg_counts, go LT_CG_GRACE_S (load --cgroup-grace)
+ * after it, at a later death (lt_cg_dead, oldest first). Preallocated, LT_CGN_MAX
+ * by default (load --cgroup-cap); a cgroup made while it is full is counted in
+ * lt_cg_stat.full and named by the consumer's walk instead.
+ */
+/*
+ * The identity hierarchy (load --identity-cgroup): cgroup2, or the v1 hierarchy of one
+ * of these controllers. The programs find the task's cgroup there through its css_set.
+ */
+enum lt_cg_ctrl {
+	LT_CTRL_V2 = 0,
+	LT_CTRL_PIDS,
+	LT_CTRL_MEMORY,
+	LT_CTRL_CPU,
+	LT_CTRL_CPUACCT,
+	LT_CTRL_BLKIO,
+	LT_CTRL_DEVICES,
+	LT_CTRL_FREEZER,
+	LT_CTRL_CPUSET,
+	LT_CTRL_N,
+};
+#define LT_CGN_MAX 8192
+#define LT_CG_PATH 256
+#define LT_CG_GRACE_S 300
+#define LT_CGN_CUT (1u << 0) /* the path was longer than LT_CG_PATH - 1 bytes: cut */
+#define LT_CGN_SEEDED (1u << 1) /* from the loader's walk, not from a mkdir */
+struct lt_cg_name {
+	__u64 born_ns; /* bpf_ktime_get_ns of its mkdir; 0: seeded */
+	__u64 dead_ns; /* of its rmdir; 0: alive */
+	__u32 hier; /* the hierarchy's id (0: cgroup2), as /proc/PID/cgroup numbers them */
+	__u16 level; /* depth below the root */
+	__u16 path_len; /* bytes of path, without its NUL */
+	__u32 flags; /* LT_CGN_* */
+	__u32 _pad0;
+	char path[LT_CG_PATH]; /* "/a/b", NUL-terminated */
+};
+
+/* Value of the queue lt_cg_dead: a death whose entries are freed after the grace. */
+struct lt_cg_dead {
+	__u64 id;
+	__u64 dead_ns;
+};
+
+/* Value of lt_cg_stat (one, shared: cgroups are made and removed under one kernel lock). */
+struct lt_cg_stat {
+	__u64 born; /* mkdirs named in lt_cg_names */
+	__u64 died; /* rmdirs of the identity hierarchy */
+	__u64 renamed;
+	__u64 full; /* mkdirs lt_cg_names had no room for */
+	__u64 reaped; /* deaths whose entries the grace ended */
+	__u64 queue_full; /* deaths freed at once: lt_cg_dead was full */
+	__u64 other; /* mkdirs of other hierarchies (not named) */
+	__u64 seeded; /* named by the loader's walk (it adds what did not fit to full) */
 };
 
 /*
@@ -371,6 +433,8 @@ struct lt_blame_key {
 	__u32 _pad0;
 };
 _Static_assert(sizeof(struct lt_blame_key) == 16, "lt_blame_key size");
+_Static_assert(sizeof(struct lt_cg_name) == 32 + LT_CG_PATH, "lt_cg_name size");
+_Static_assert(sizeof(struct lt_cg_stat) == 64, "lt_cg_stat size");
 
 /*
  * Value of lt_drop_cg: the cgroup's losses for the probe, and its rate-limit bucket (a
@@ -445,7 +509,13 @@ struct lt_seen {
 	M(lt_sweep, sweeps) M(lt_sweep, last_ns) M(lt_sweep, netns) M(lt_sweep, cost_ns)                                                                    \
 	S(lt_cg_count) M(lt_cg_count, n) S(lt_blame_key) M(lt_blame_key, cgroup_id)              \
 	M(lt_blame_key, probe) M(lt_blame_key, _pad0) S(lt_blame_val) M(lt_blame_val, drops)     \
-	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)
+	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)                                     \
+	S(lt_cg_name) M(lt_cg_name, born_ns) M(lt_cg_name, dead_ns) M(lt_cg_name, hier)         \
+	M(lt_cg_name, level) M(lt_cg_name, path_len) M(lt_cg_name, flags) M(lt_cg_name, _pad0)  \
+	M(lt_cg_name, path) S(lt_cg_dead) M(lt_cg_dead, id) M(lt_cg_dead, dead_ns)               \
+	S(lt_cg_stat) M(lt_cg_stat, born) M(lt_cg_stat, died) M(lt_cg_stat, renamed)             \
+	M(lt_cg_stat, full) M(lt_cg_stat, reaped) M(lt_cg_stat, queue_full) M(lt_cg_stat, other) \
+	M(lt_cg_stat, seeded)
 /* clang-format on */
 
 #define LT_ASSERT_OFF(t, m, o) _Static_assert(__builtin_offsetof(t, m) == (o), #t "." #m)

@@ -18,10 +18,12 @@
 #include <unistd.h>
 
 #include "ident.h"
+#include "lt_abi.h"
 
 #define NIL UINT32_MAX
 #define WALK_DEPTH 24 /* deeper cgroups are not walked (k8s nests 5) */
 #define WALK_BUF 8192
+#define PATH_LEN 4096 /* longer paths are not walked */
 #define LINE_MAX_V1 4096
 #define EXIT_GRACE_NS 1000000000ull /* a process's v1 entry outlives its exit record by this */
 
@@ -60,7 +62,8 @@ struct lru {
 
 struct ident_impl {
 	struct lt_ident_cfg cfg;
-	char root[512]; /* cgroup2 mount point, "" when none */
+	char root[512]; /* the identity hierarchy's mount point ("" when none) */
+	char v2root[512]; /* the cgroup2 mount point */
 	char proc[256];
 	unsigned int v1;
 	struct lru t;
@@ -72,7 +75,8 @@ struct ident_impl {
 	struct xq *xq; /* pid_cap exits, oldest first: their entries go after the grace */
 	uint32_t xq_head, xq_n;
 	char *walk; /* WALK_DEPTH * WALK_BUF */
-	char wpath[4096];
+	char wpath[PATH_LEN];
+	uint64_t scan_now; /* the running rescan's time */
 	uint32_t gen;
 	uint64_t want; /* the id the rescan is for */
 	uint64_t now; /* the last lt_ident_get's time */
@@ -384,11 +388,12 @@ static void set_path(struct ident_impl *c, struct entry *e, const char *path, si
 	set_plain(&e->ident);
 }
 
-/* one directory of the walk: c->wpath[0, len) is its path below the root */
-static void seen_dir(struct ident_impl *c, uint64_t id, size_t len, uint64_t now)
+/* one directory of the walk: path[0, len) below the root ("" for the root) */
+static void seen_dir(struct ident_impl *c, uint64_t id, const char *path, size_t len,
+		     uint64_t now)
 {
 	struct entry *e = find(c, id, NULL);
-	const char *p = len ? c->wpath : "/";
+	const char *p = len ? path : "/";
 
 	if (!len)
 		len = 1;
@@ -418,9 +423,17 @@ struct linux_dirent64 {
 	char d_name[];
 };
 
-static void walk(struct ident_impl *c, int dfd, size_t len, int depth, uint64_t now)
+/* A walk of a cgroup tree: one getdents64 buffer per level, the path being built. */
+struct walker {
+	char *bufs; /* WALK_DEPTH * WALK_BUF */
+	char *path; /* PATH_LEN */
+	void (*fn)(void *ctx, uint64_t id, const char *path, size_t len);
+	void *ctx;
+};
+
+static void walk(struct walker *w, int dfd, size_t len, int depth)
 {
-	char *buf = c->walk + (size_t)depth * WALK_BUF;
+	char *buf = w->bufs + (size_t)depth * WALK_BUF;
 	long n;
 
 	while ((n = syscall(SYS_getdents64, dfd, buf, WALK_BUF)) > 0) {
@@ -433,10 +446,10 @@ static void walk(struct ident_impl *c, int dfd, size_t len, int depth, uint64_t 
 			off += d->d_reclen;
 			if (d->d_type != DT_DIR || d->d_name[0] == '.')
 				continue;
-			if (len + 1 + k >= sizeof(c->wpath))
+			if (len + 1 + k >= PATH_LEN)
 				continue;
-			c->wpath[len] = '/';
-			memcpy(c->wpath + len + 1, d->d_name, k + 1);
+			w->path[len] = '/';
+			memcpy(w->path + len + 1, d->d_name, k + 1);
 			fd = openat(dfd, d->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			if (fd < 0)
 				continue; /* removed meanwhile */
@@ -446,17 +459,53 @@ static void walk(struct ident_impl *c, int dfd, size_t len, int depth, uint64_t 
 			 * st_ino), and a test's made tree may be anywhere.
 			 */
 			if (!fstat(fd, &st))
-				seen_dir(c, st.st_ino, len + 1 + k, now);
+				w->fn(w->ctx, st.st_ino, w->path, len + 1 + k);
 			if (depth + 1 < WALK_DEPTH)
-				walk(c, fd, len + 1 + k, depth + 1, now);
+				walk(w, fd, len + 1 + k, depth + 1);
 			close(fd);
 		}
 	}
 }
 
-static void rescan(struct ident_impl *c, uint64_t now)
+/* the root, then every cgroup below it, to fn; root is an open directory */
+static void walk_tree(struct walker *w, int fd)
 {
 	struct stat st;
+
+	if (!fstat(fd, &st))
+		w->fn(w->ctx, st.st_ino, w->path, 0);
+	walk(w, fd, 0, 0);
+}
+
+int lt_ident_walk(const char *root, void (*fn)(void *ctx, uint64_t id, const char *path,
+					       size_t len),
+		  void *ctx)
+{
+	struct walker w = { .fn = fn, .ctx = ctx };
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	w.bufs = malloc((size_t)WALK_DEPTH * WALK_BUF);
+	w.path = malloc(PATH_LEN);
+	if (w.bufs && w.path)
+		walk_tree(&w, fd);
+	close(fd);
+	free(w.bufs);
+	free(w.path);
+	return w.bufs && w.path ? 0 : -ENOMEM;
+}
+
+static void rescan_dir(void *ctx, uint64_t id, const char *path, size_t len)
+{
+	struct ident_impl *c = ctx;
+
+	seen_dir(c, id, path, len, c->scan_now);
+}
+
+static void rescan(struct ident_impl *c, uint64_t now)
+{
+	struct walker w = { .bufs = c->walk, .path = c->wpath, .fn = rescan_dir, .ctx = c };
 	int fd;
 
 	c->last_scan_ns = now;
@@ -469,9 +518,8 @@ static void rescan(struct ident_impl *c, uint64_t now)
 	c->st.rescans++;
 	c->gen++;
 	c->cut = false;
-	if (!fstat(fd, &st))
-		seen_dir(c, st.st_ino, 0, now);
-	walk(c, fd, 0, 0, now);
+	c->scan_now = now;
+	walk_tree(&w, fd);
 	close(fd);
 	if (!c->cut)
 		c->whole_scan_ns = now;
@@ -520,6 +568,18 @@ static const struct lt_ident *v2_get(struct ident_impl *c, uint64_t id, uint64_t
 		return &e->ident;
 	}
 	c->st.misses++;
+	if (c->cfg.kname) {
+		/* the kernel named it when it was made: no walk, and a dead one too */
+		int n = c->cfg.kname(c->cfg.kctx, id, c->wpath, sizeof(c->wpath) - 1);
+
+		if (n >= 0) {
+			e = add(c, id, now);
+			e->state = E_POS;
+			set_path(c, e, n ? c->wpath : "/", n ? (size_t)n : 1);
+			c->st.knamed++;
+			return &e->ident;
+		}
+	}
 	if (!c->root[0] || (c->scanned && now < c->last_scan_ns + c->cfg.rescan_ns)) {
 		c->st.unknown++;
 		return NULL; /* rate-limited: unknown until the next rescan */
@@ -722,9 +782,10 @@ const struct lt_ident *lt_ident_get(struct lt_ident_cache *pc, uint64_t cgroup_i
 	if (!c)
 		return NULL;
 	c->now = now_ns;
-	if (cgroup_id && c->root[0])
+	if (cgroup_id && (c->root[0] || c->cfg.kname))
 		id = v2_get(c, cgroup_id, now_ns);
-	if (!c->v1 || !pid || (id && (id->cid_len || id->pod_len)))
+	/* a v1 identity hierarchy: the kernel gave the id, no /proc read */
+	if (!c->v1 || !pid || c->cfg.ctrl != LT_CTRL_V2 || (id && (id->cid_len || id->pod_len)))
 		return id;
 	return v1_get(c, pid, id);
 }
@@ -794,16 +855,51 @@ static void unescape(char *s)
 	*o = 0;
 }
 
-static void find_mounts(struct ident_impl *c)
+static const char *const ctrl_names[LT_CTRL_N] = {
+	[LT_CTRL_V2] = "cgroup2",	 [LT_CTRL_PIDS] = "pids",     [LT_CTRL_MEMORY] = "memory",
+	[LT_CTRL_CPU] = "cpu",		 [LT_CTRL_CPUACCT] = "cpuacct", [LT_CTRL_BLKIO] = "blkio",
+	[LT_CTRL_DEVICES] = "devices", [LT_CTRL_FREEZER] = "freezer", [LT_CTRL_CPUSET] = "cpuset",
+};
+
+const char *lt_ident_ctrl_name(int ctrl)
 {
-	FILE *f = fopen(c->cfg.mountinfo ? c->cfg.mountinfo : "/proc/self/mountinfo", "re");
+	return ctrl >= 0 && ctrl < LT_CTRL_N ? ctrl_names[ctrl] : "?";
+}
+
+/* Is `name` one of the comma-separated words of `opts`? */
+static bool has_word(const char *opts, const char *name)
+{
+	size_t k = strlen(name);
+
+	for (const char *p = opts; *p;) {
+		size_t n = strcspn(p, ",");
+
+		if (n == k && !memcmp(p, name, k))
+			return true;
+		p += n;
+		if (*p)
+			p++;
+	}
+	return false;
+}
+
+/*
+ * The cgroup mounts of a mountinfo: the cgroup2 one into mnt[LT_CTRL_V2], each controller's
+ * v1 one into mnt[ctrl] (the first of each); the count of v1 mounts.
+ */
+static unsigned int cgroup_mounts(const char *mountinfo, char (*mnt)[512])
+{
+	FILE *f = fopen(mountinfo ? mountinfo : "/proc/self/mountinfo", "re");
+	unsigned int v1 = 0;
 	char line[4096];
 
+	for (int i = 0; i < LT_CTRL_N; i++)
+		mnt[i][0] = 0;
 	if (!f)
-		return;
+		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		char *tok[6], *sep = strstr(line, " - "), *save = NULL, *fstype;
-		int n = 0;
+		char *tok[6], *sep = strstr(line, " - "), *save = NULL, *fstype, *opts;
+		int n = 0, ctrl = -1;
 
 		if (!sep)
 			continue;
@@ -812,16 +908,75 @@ static void find_mounts(struct ident_impl *c)
 		     t = strtok_r(NULL, " ", &save))
 			tok[n++] = t;
 		fstype = strtok_r(sep + 3, " ", &save);
-		if (n < 5 || !fstype)
+		if (n < 5 || !fstype || strlen(tok[4]) >= 512)
 			continue;
-		if (!strcmp(fstype, "cgroup2") && !c->root[0] && strlen(tok[4]) < sizeof(c->root)) {
-			strcpy(c->root, tok[4]);
-			unescape(c->root);
+		if (!strcmp(fstype, "cgroup2")) {
+			ctrl = LT_CTRL_V2;
 		} else if (!strcmp(fstype, "cgroup")) {
-			c->v1++;
+			v1++;
+			strtok_r(NULL, " ", &save); /* the source */
+			opts = strtok_r(NULL, " \n", &save);
+			for (int i = LT_CTRL_V2 + 1; opts && i < LT_CTRL_N && ctrl < 0; i++)
+				if (has_word(opts, ctrl_names[i]) && !mnt[i][0])
+					ctrl = i;
+			/* cpu,cpuacct co-mounted: the one mount answers for both */
+			for (int i = LT_CTRL_V2 + 1; opts && ctrl >= 0 && i < LT_CTRL_N; i++)
+				if (i != ctrl && has_word(opts, ctrl_names[i]) && !mnt[i][0]) {
+					strcpy(mnt[i], tok[4]);
+					unescape(mnt[i]);
+				}
+		}
+		if (ctrl >= 0 && !mnt[ctrl][0]) {
+			strcpy(mnt[ctrl], tok[4]);
+			unescape(mnt[ctrl]);
 		}
 	}
 	fclose(f);
+	return v1;
+}
+
+int lt_ident_pick(const char *want, const char *mountinfo, char *out, size_t out_len)
+{
+	/* auto's order: what systemd accounts every unit in first, then what runtimes limit */
+	static const int pref[] = { LT_CTRL_PIDS,    LT_CTRL_MEMORY,  LT_CTRL_CPU,
+				    LT_CTRL_CPUACCT, LT_CTRL_BLKIO,   LT_CTRL_DEVICES,
+				    LT_CTRL_FREEZER, LT_CTRL_CPUSET };
+	char mnt[LT_CTRL_N][512];
+	int ctrl = -1;
+
+	cgroup_mounts(mountinfo, mnt);
+	if (out_len)
+		out[0] = 0;
+	if (!want || !strcmp(want, "auto")) {
+		for (size_t i = 0; i < sizeof(pref) / sizeof(pref[0]) && ctrl < 0; i++)
+			if (mnt[pref[i]][0])
+				ctrl = pref[i];
+		if (ctrl < 0)
+			ctrl = LT_CTRL_V2;
+	} else {
+		for (int i = 0; i < LT_CTRL_N && ctrl < 0; i++)
+			if (!strcmp(want, ctrl_names[i]) || (i == LT_CTRL_V2 && !strcmp(want, "v2")))
+				ctrl = i;
+		if (ctrl < 0)
+			return -EINVAL;
+		if (!mnt[ctrl][0])
+			return -ENOENT;
+	}
+	if (out_len)
+		snprintf(out, out_len, "%s", mnt[ctrl]);
+	return ctrl;
+}
+
+static void find_mounts(struct ident_impl *c)
+{
+	char mnt[LT_CTRL_N][512];
+
+	c->v1 = cgroup_mounts(c->cfg.mountinfo, mnt);
+	memcpy(c->v2root, mnt[LT_CTRL_V2], sizeof(c->v2root));
+	if (c->cfg.ctrl > LT_CTRL_V2 && c->cfg.ctrl < LT_CTRL_N)
+		memcpy(c->root, mnt[c->cfg.ctrl], sizeof(c->root));
+	else
+		memcpy(c->root, mnt[LT_CTRL_V2], sizeof(c->root));
 }
 
 static void impl_free(struct ident_impl *c)

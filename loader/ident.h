@@ -43,7 +43,30 @@ struct lt_ident_cfg {
 	const char *root; /* the cgroup2 root, instead of the mountinfo's */
 	const char *proc; /* /proc, for PID/cgroup */
 	bool no_v2; /* a pure v1 host (tests) */
+	/*
+	 * The identity hierarchy the records' ids are in (enum lt_cg_ctrl: 0 is cgroup2, else
+	 * a v1 controller's, walked at its mount); with a v1 one no /proc/PID/cgroup is read.
+	 */
+	int ctrl;
+	/*
+	 * The kernel's names (lt_cg_names), asked on a miss before any walk: the path of `id`
+	 * into buf (at most cap bytes, no NUL needed), its length; < 0: unknown. NULL: none.
+	 */
+	int (*kname)(void *ctx, uint64_t id, char *buf, size_t cap);
+	void *kctx;
 };
+
+/* The controllers a v1 identity hierarchy can be named by (enum lt_cg_ctrl), "cgroup2" first. */
+const char *lt_ident_ctrl_name(int ctrl);
+/*
+ * The identity hierarchy for `want` ("auto" or NULL, "cgroup2", or a controller name) on
+ * the host `mountinfo` describes (NULL: /proc/self/mountinfo): auto picks a v1 controller's
+ * hierarchy when one is mounted (cgroupfs runtimes place every container there; the
+ * unified one of a hybrid host holds none of them), preferring pids, memory, cpu, cpuacct,
+ * blkio, devices, freezer, cpuset; else cgroup2. Returns enum lt_cg_ctrl, or -ENOENT when
+ * the wanted one is not mounted (mount point, when found, into `mnt`), -EINVAL: unknown.
+ */
+int lt_ident_pick(const char *want, const char *mountinfo, char *mnt, size_t mnt_len);
 
 struct lt_ident_stats {
 	uint64_t entries, cap; /* cgroups cached now (negative ones included), the cap */
@@ -51,6 +74,7 @@ struct lt_ident_stats {
 	uint64_t rescans, evictions, expired; /* expired: gone past the grace, negative timed out */
 	uint64_t v1_lookups, v1_entries, v1_evictions; /* /proc/PID/cgroup reads, per-pid cache */
 	uint64_t v1_cap, v1_expired; /* v1_expired: dropped past their exit's grace */
+	uint64_t knamed; /* misses the kernel's names answered */
 };
 
 struct ident_impl;
@@ -93,6 +117,15 @@ void lt_ident_stats(const struct lt_ident_cache *c, struct lt_ident_stats *st);
 /* The cgroup2 mount found ("" when none), and how many v1 hierarchies. */
 const char *lt_ident_root(const struct lt_ident_cache *c);
 unsigned int lt_ident_v1_count(const struct lt_ident_cache *c);
+
+/*
+ * Every cgroup of the tree mounted at `root`, the root first: fn gets its id (the
+ * directory's inode) and its path below the root (len 0 for the root). For the loader's
+ * seed of the kernel's names; allocates its buffers for the walk. 0, or -errno.
+ */
+int lt_ident_walk(const char *root, void (*fn)(void *ctx, uint64_t id, const char *path,
+					       size_t len),
+		  void *ctx);
 
 /*
  * From a cgroup path: container_id, pod_uid and unit (empty when absent).

@@ -30,6 +30,7 @@
 #include "kernel_int.h"
 #include "lt_unwind.h"
 #include "lowtrace.h"
+#include "ident.h"
 
 #define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
 
@@ -392,6 +393,15 @@ static int pin_root_search(const struct lt_suite *s)
 	return LT_OK;
 }
 
+/* the cgroup tracker's programs (progs/cgroup.bpf.c), i < 3 */
+static struct bpf_program *cg_prog(struct lt_suite *s, int i)
+{
+	struct bpf_program *p[3] = { s->skel->progs.lt_cg_mkdir, s->skel->progs.lt_cg_rmdir,
+				     s->skel->progs.lt_cg_rename };
+
+	return p[i];
+}
+
 static int pin_all(struct lt_suite *s, const char *dir)
 {
 	char path[PATH_MAX];
@@ -421,6 +431,17 @@ static int pin_all(struct lt_suite *s, const char *dir)
 		err = bpf_map__pin(m, path);
 		if (!err)
 			err = pin_perm(s, path, pin_map_mode(name));
+		if (err)
+			return err;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (!s->cg_links[i])
+			continue;
+		snprintf(path, sizeof(path), "%s/links/%s", dir,
+			 lt_link_name(bpf_program__name(cg_prog(s, i))));
+		err = bpf_link__pin(s->cg_links[i], path);
+		if (!err)
+			err = pin_perm(s, path, 0660);
 		if (err)
 			return err;
 	}
@@ -757,6 +778,18 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
 		s->skel->rodata->lt_cfg_rate[i] = o->rate[i];
 	s->skel->rodata->lt_cfg_shed = !o->no_shed;
+	s->cg_ctrl = lt_ident_pick(o->ident_cgroup, NULL, s->cg_mnt, sizeof(s->cg_mnt));
+	if (s->cg_ctrl < 0) {
+		ret = lt_error(LT_USAGE, "--identity-cgroup %s: %s", o->ident_cgroup,
+			       s->cg_ctrl == -ENOENT ? "no such hierarchy is mounted"
+						     : "unknown hierarchy");
+		goto out;
+	}
+	s->skel->rodata->lt_cfg_cg_ctrl = s->cg_ctrl;
+	s->skel->rodata->lt_cfg_cg_grace_ns =
+		(uint64_t)(o->cg_grace_set ? o->cg_grace_s : LT_CG_GRACE_S) * 1000000000ull;
+	bpf_map__set_max_entries(s->skel->maps.lt_cg_names, o->cg_cap ? o->cg_cap : LT_CGN_MAX);
+	bpf_map__set_max_entries(s->skel->maps.lt_cg_dead, o->cg_cap ? o->cg_cap : LT_CGN_MAX);
 	s->tp_probes = tp_level_probes(s, o, tp_preemptible() || tp_env);
 	s->tp_level = s->tp_probes != 0;
 	s->skel->rodata->lt_cfg_claims = s->tp_level;
@@ -806,6 +839,9 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	}
 	/* never attached: the consumer runs it to announce loss windows (lt_lost_flush) */
 	bpf_program__set_autoload(s->skel->progs.lt_lost_flush, true);
+	/* cgroup births and deaths: every suite's identity needs them */
+	for (int i = 0; i < 3; i++)
+		bpf_program__set_autoload(cg_prog(s, i), true);
 	/* a classic tracepoint's id is in tracefs: mounted before anything is loaded */
 	bpf_object__for_each_program (p, s->skel->obj) {
 		if (bpf_program__autoload(p) &&
@@ -923,6 +959,64 @@ static int pin_suite(struct lt_suite *s)
 	return LT_OK;
 }
 
+struct seed {
+	int fd;
+	uint64_t seeded, full;
+};
+
+static void seed_one(void *ctx, uint64_t id, const char *path, size_t len)
+{
+	struct seed *sd = ctx;
+	struct lt_cg_name n = { .flags = LT_CGN_SEEDED };
+
+	if (!len) {
+		path = "/";
+		len = 1;
+	}
+	if (len >= LT_CG_PATH) {
+		len = LT_CG_PATH - 1;
+		n.flags |= LT_CGN_CUT;
+	}
+	memcpy(n.path, path, len);
+	n.path_len = len;
+	for (size_t i = 1; i < len; i++)
+		n.level += path[i] == '/';
+	n.level += len > 1;
+	/* NOEXIST: a mkdir's own entry, made since the attach, is the better one */
+	if (!bpf_map_update_elem(sd->fd, &id, &n, BPF_NOEXIST))
+		sd->seeded++;
+	else if (errno == E2BIG)
+		sd->full++;
+}
+
+/*
+ * The cgroup tracker first, then the names of the cgroups that were there before it (one
+ * walk): in that order no cgroup made meanwhile goes unnamed.
+ */
+static int attach_cgroups(struct lt_suite *s)
+{
+	struct seed sd = { .fd = bpf_map__fd(s->skel->maps.lt_cg_names) };
+	struct lt_cg_stat cs;
+	__u32 zero = 0;
+	int fd = bpf_map__fd(s->skel->maps.lt_cg_stat);
+
+	for (int i = 0; i < 3; i++) {
+		s->cg_links[i] = bpf_program__attach(cg_prog(s, i));
+		if (!s->cg_links[i])
+			return lt_error(LT_FAIL, "cannot attach the cgroup tracker (%s): %s",
+					bpf_program__name(cg_prog(s, i)), strerror(errno));
+	}
+	if (!s->cg_mnt[0])
+		return LT_OK;
+	lt_ident_walk(s->cg_mnt, seed_one, &sd);
+	if (!bpf_map_lookup_elem(fd, &zero, &cs)) {
+		cs.seeded += sd.seeded;
+		cs.full += sd.full;
+		bpf_map_update_elem(fd, &zero, &cs, 0);
+	}
+	return LT_OK;
+}
+
 static int load_attach(struct lt_suite *s)
 {
 	struct bpf_program *p;
@@ -953,6 +1047,9 @@ static int load_attach(struct lt_suite *s)
 			return lt_error(LT_FAIL, "cannot set the cgroup filter: %s",
 					strerror(errno));
 	}
+	err = attach_cgroups(s);
+	if (err)
+		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		if (!((s->probes >> i) & 1))
 			continue;
@@ -1123,6 +1220,10 @@ void lt_suite_detach(struct lt_suite *s)
 	for (int i = 0; i < s->nextra; i++)
 		bpf_link__destroy(s->extra[i]);
 	s->nextra = 0;
+	for (int i = 0; i < 3; i++) {
+		bpf_link__destroy(s->cg_links[i]);
+		s->cg_links[i] = NULL;
+	}
 	for (int i = 0; i < LT_PROBE_SLOTS; i++) {
 		for (int k = 0; k < LT_PROBE_PROGS; k++) {
 			bpf_link__destroy(s->links[i][k]); /* a pinned link stays attached */

@@ -39,6 +39,10 @@ struct lt_load_opts {
 	uint32_t rate[LT_PROBE_SLOTS]; /* --rate-limit: events/s per cgroup, by probe id; 0: none */
 	bool no_shed; /* --no-shed: exec and open records are never written short */
 	bool pin_group; /* --pin-group: pins readable by pin_gid (load only) */
+	const char *ident_cgroup; /* --identity-cgroup: NULL or "auto", "cgroup2", a controller */
+	uint32_t cg_grace_s; /* --cgroup-grace (cg_grace_set), else LT_CG_GRACE_S */
+	bool cg_grace_set;
+	uint32_t cg_cap; /* --cgroup-cap: lt_cg_names entries, 0: LT_CGN_MAX */
 	unsigned int pin_gid;
 };
 

@@ -30,6 +30,9 @@ struct lt_suite {
 	struct bpf_link *iters[LT_PROBE_SLOTS][LT_PROBE_ITERS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;
+	int cg_ctrl; /* the identity hierarchy (enum lt_cg_ctrl) */
+	char cg_mnt[512]; /* where it is mounted: the seed walks it ("" none) */
+	struct bpf_link *cg_links[3]; /* lt_cg_mkdir, lt_cg_rmdir, lt_cg_rename */
 	void *uw_rows; /* lt_uw_rows mapped (lt_suite_unwind_rows), uw_len bytes */
 	size_t uw_len;
 };

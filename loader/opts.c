@@ -55,6 +55,9 @@ static const struct opt_desc descs[] = {
 	OPT("rate-limit", LT_O_RATE_LIMIT, STR),
 	OPT("no-shed", LT_O_NO_SHED, FLAG),
 	OPT("pin-group", LT_O_PIN_GROUP, STR),
+	OPT("identity-cgroup", LT_O_IDENT_CGROUP, STR),
+	OPT_NUM("cgroup-grace", LT_O_CG_GRACE, 86400, false, ZERO_OK),
+	OPT_NUM("cgroup-cap", LT_O_CG_CAP, 1u << 20, true, ZERO_AT_LEAST_1),
 	OPT("json", LT_O_JSON, FLAG),
 	OPT("text", LT_O_TEXT, FLAG),
 	OPT("type", LT_O_TYPE, STR),
@@ -181,6 +184,16 @@ static int check_value(int key, const char *arg, uint64_t num)
 		return LT_OK;
 	case LT_O_STATE:
 		return parse_state(arg, &state);
+	case LT_O_IDENT_CGROUP:
+		for (int i = 0; i < LT_CTRL_N; i++)
+			if (!strcmp(arg, lt_ident_ctrl_name(i)))
+				return LT_OK;
+		if (!strcmp(arg, "auto") || !strcmp(arg, "v2"))
+			return LT_OK;
+		return lt_error(LT_USAGE,
+				"--identity-cgroup: '%s' is not auto, cgroup2 or one of pids, "
+				"memory, cpu, cpuacct, blkio, devices, freezer, cpuset",
+				arg);
 	case LT_O_RATE_LIMIT:
 		return parse_rate_limit(&lo, arg);
 	case LT_O_CONTAINER:
@@ -340,7 +353,8 @@ const int lt_load_keys[] = { LT_O_PROBES,      LT_O_PID,
 			     LT_O_MAX_THREADS, LT_O_MAX_CONNS,
 			     LT_O_RATE_LIMIT,  LT_O_NO_SHED,
 			     LT_O_PIN_GROUP,   LT_O_CONFIG,
-			     0 };
+			     LT_O_IDENT_CGROUP, LT_O_CG_GRACE,
+			     LT_O_CG_CAP,      0 };
 const int lt_metrics_keys[] = {
 	LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG, 0
 };
@@ -753,7 +767,15 @@ const char lt_load_opts_help[] =
 	"    --no-shed            drop exec and open records whole when the ring is full;\n"
 	"                         by default, once it is three quarters full they are\n"
 	"                         written short (argv cut at 128 bytes, the path at 64,\n"
-	"                         args_shed/path_shed true) so fewer are dropped\n";
+	"                         args_shed/path_shed true) so fewer are dropped\n"
+	"    --identity-cgroup H  the cgroup hierarchy whose ids records, metrics --by,\n"
+	"                         --rate-limit and blame key on: auto (default: a v1\n"
+	"                         controller's where one is mounted, pids first, as\n"
+	"                         cgroupfs runtimes put containers there; else cgroup2),\n"
+	"                         cgroup2, or a controller (pids, memory, cpu, ...)\n"
+	"    --cgroup-grace S     a removed cgroup's name and counts stay S seconds for\n"
+	"                         late records and the next scrape (default 300)\n"
+	"    --cgroup-cap N       cgroups the kernel keeps names of (default 8192)\n";
 
 void lt_print_probes(FILE *f)
 {
@@ -863,6 +885,16 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 		return parse_rate_limit(o, arg);
 	case LT_O_NO_SHED:
 		o->no_shed = true;
+		return LT_OK;
+	case LT_O_IDENT_CGROUP:
+		o->ident_cgroup = arg;
+		return LT_OK;
+	case LT_O_CG_GRACE:
+		o->cg_grace_s = num;
+		o->cg_grace_set = true;
+		return LT_OK;
+	case LT_O_CG_CAP:
+		o->cg_cap = num;
 		return LT_OK;
 	}
 	return -1;

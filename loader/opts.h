@@ -59,6 +59,9 @@ enum lt_opt_key {
 	LT_O_NO_SHED,
 	LT_O_NO_UNWIND,
 	LT_O_PIN_GROUP,
+	LT_O_IDENT_CGROUP,
+	LT_O_CG_GRACE,
+	LT_O_CG_CAP,
 };
 
 /*

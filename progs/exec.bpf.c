@@ -62,7 +62,7 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	r->gid = ugid >> 32;
 	r->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	r->argc = argc;
-	r->cgroup_id = bpf_get_current_cgroup_id();
+	r->cgroup_id = lt_cg_id();
 	r->flags = LT_EXEC_PACKED;
 	r->_pad0[0] = r->_pad0[1] = r->_pad0[2] = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));

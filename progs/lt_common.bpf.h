@@ -90,6 +90,56 @@ const volatile __u64 lt_cfg_ring_size __weak = 0;
 /* load --rate-limit: events per second each cgroup may have recorded per probe; 0: no limit */
 const volatile __u32 lt_cfg_rate[LT_PROBE_SLOTS] __weak = {};
 
+/* load --identity-cgroup: the hierarchy whose cgroup ids records and per-cgroup maps carry */
+const volatile __u32 lt_cfg_cg_ctrl __weak = LT_CTRL_V2;
+
+/* The kernel's index of the identity hierarchy's controller (enum cgroup_subsys_id); -1: none */
+static __always_inline int lt_cg_ssid(void)
+{
+#define LT_SSID(c, e)                                                                 \
+	case c:                                                                        \
+		return bpf_core_enum_value_exists(enum cgroup_subsys_id, e)            \
+			       ? (int)bpf_core_enum_value(enum cgroup_subsys_id, e) \
+			       : -1
+	switch (lt_cfg_cg_ctrl) {
+		LT_SSID(LT_CTRL_PIDS, pids_cgrp_id);
+		LT_SSID(LT_CTRL_MEMORY, memory_cgrp_id);
+		LT_SSID(LT_CTRL_CPU, cpu_cgrp_id);
+		LT_SSID(LT_CTRL_CPUACCT, cpuacct_cgrp_id);
+		LT_SSID(LT_CTRL_BLKIO, io_cgrp_id);
+		LT_SSID(LT_CTRL_DEVICES, devices_cgrp_id);
+		LT_SSID(LT_CTRL_FREEZER, freezer_cgrp_id);
+		LT_SSID(LT_CTRL_CPUSET, cpuset_cgrp_id);
+	}
+#undef LT_SSID
+	return -1;
+}
+
+/*
+ * The current task's cgroup id in the identity hierarchy. cgroup2: the helper.
+ * A v1 controller's: css_set -> its css -> cgroup -> kernfs id, read each time
+ * (a task that moved and then execs is named from the exec on). The branch not
+ * taken is pruned at load: a cgroup2 node pays nothing for it.
+ */
+static __always_inline __u64 lt_cg_id(void)
+{
+	struct task_struct *t;
+	struct cgroup_subsys_state *css = NULL;
+	struct css_set *cs;
+	int i;
+
+	if (lt_cfg_cg_ctrl == LT_CTRL_V2)
+		return bpf_get_current_cgroup_id();
+	i = lt_cg_ssid();
+	if (i < 0 || i >= (int)(bpf_core_field_size(struct css_set, subsys) / sizeof(void *)))
+		return 0;
+	t = (struct task_struct *)bpf_get_current_task();
+	cs = BPF_CORE_READ(t, cgroups);
+	if (!cs || bpf_core_read(&css, sizeof(css), &cs->subsys[i]) || !css)
+		return 0;
+	return BPF_CORE_READ(css, cgroup, kn, id);
+}
+
 /* True when a load-time filter is set: an event whose process is unknown is then skipped. */
 static __always_inline bool lt_filtering(void)
 {
@@ -163,7 +213,7 @@ static __always_inline void *lt_lookup_or_add(void *map, const void *key, const 
 static __always_inline void lt_cg_count(__u32 probe, enum lt_cg_kind kind)
 {
 	static const struct lt_cg_count zero;
-	__u64 id = bpf_get_current_cgroup_id();
+	__u64 id = lt_cg_id();
 	struct lt_cg_count *c = lt_lookup_or_add(&lt_cg_counts, &id, &zero);
 
 	if (c && kind < LT_CG_KINDS) {
@@ -196,15 +246,15 @@ static __always_inline void lt_hdr_fill(struct lt_hdr *h, __u16 type, __u16 size
 	h->ts_ns = bpf_ktime_get_ns();
 	h->pid = id >> 32;
 	h->tid = (__u32)id;
-	/* the current task's v2 cgroup; records written for another task overwrite it */
-	h->cgroup_id = bpf_get_current_cgroup_id();
+	/* the current task's cgroup; records written for another task overwrite it */
+	h->cgroup_id = lt_cg_id();
 }
 
 /* The (probe, current cgroup) entry of lt_drop_cg, created empty if missing; NULL: none. */
 static __always_inline struct lt_blame_val *lt_blame_of(__u32 probe)
 {
 	static const struct lt_blame_val zero;
-	struct lt_blame_key k = { .cgroup_id = bpf_get_current_cgroup_id(), .probe = probe };
+	struct lt_blame_key k = { .cgroup_id = lt_cg_id(), .probe = probe };
 
 	return lt_lookup_or_add(&lt_drop_cg, &k, &zero);
 }

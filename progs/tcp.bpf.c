@@ -150,7 +150,7 @@ static __always_inline void own(struct lt_tcp_conn *c)
 	c->pid = id >> 32;
 	c->tid = (__u32)id;
 	c->owner_known = 1;
-	c->cgroup_id = bpf_get_current_cgroup_id();
+	c->cgroup_id = lt_cg_id();
 	c->keep = !lt_skip_current();
 	bpf_get_current_comm(c->comm, sizeof(c->comm));
 }
