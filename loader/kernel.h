@@ -256,6 +256,24 @@ bool lt_maps_batched(const struct lt_maps *m); /* the last read used batch looku
 void lt_maps_close(struct lt_maps *m);
 
 /*
+ * The identity of a suite's records: its hierarchy, and the kernel's names of cgroups
+ * (lt_cg_names) for lt_ident_cfg.kname. Pinned (h->suite NULL) or in-process. A suite of a
+ * lowtrace before them: cgroup2, no names (names_fd -1).
+ */
+struct lt_identity {
+	int ctrl; /* enum lt_cg_ctrl */
+	bool tracked;
+	uint64_t grace_ns;
+	int names_fd;
+};
+int lt_identity_open(struct lt_identity *id, struct lt_handles *h);
+int lt_identity_kname(void *ctx, uint64_t cgroup_id, char *buf, size_t cap);
+/* lt_cg_stat, and lt_cg_names' entries and cap (pinned suites): 0 or -errno */
+int lt_identity_stat(const struct lt_identity *id, struct lt_cg_stat *cs, uint64_t *entries,
+		     uint64_t *cap);
+void lt_identity_close(struct lt_identity *id);
+
+/*
  * lt_cg_counts: each cgroup's exec, exit and fork counts (summed over CPUs) for metrics --by.
  * The per-CPU buffer is allocated at open: a read allocates nothing. Open: 0 or -errno
  * (-ENOENT: a suite of a lowtrace without the map).
@@ -300,6 +318,9 @@ struct lt_status {
 	uint32_t filter_pid;
 	uint64_t filter_cgroup_id;
 	enum lt_state_kind state_task, state_sk;
+	int cg_ctrl; /* the identity hierarchy, enum lt_cg_ctrl */
+	bool cg_tracked; /* the suite has the cgroup tracker (lt_cg_names) */
+	uint64_t cg_grace_ns;
 	struct lt_probe_status probe[LT_PROBE_SLOTS];
 	size_t nmaps; /* the loaded probes' stateful maps, in table order */
 	struct lt_map_use maps[LT_STATUS_MAPS];

@@ -1104,21 +1104,31 @@ static void set_state_kinds(struct lt_status *st, __u32 bits)
 	st->state_sk = bits & LT_LOCAL_SK ? LT_KIND_LOCAL : LT_KIND_HASH;
 }
 
+/* a variable of the pinned rodata: its name, where it goes, its size and its skeleton offset */
+struct rd_var {
+	const char *name;
+	void *out;
+	size_t size, skel_off;
+	bool found;
+};
+
 /*
- * lt_cfg_local of the pinned rodata, found by name in its BTF (older suites lack it).
+ * Variables of the pinned rodata, found by name in its BTF (older suites lack some).
  * Without the BTF (by id it needs CAP_SYS_ADMIN: a --pin-group reader), the skeleton's
  * layout, as for the filters (lt_read_status reads those so).
  */
-static void read_state(const struct bpf_map_info *mi, const char *rodata, struct lt_status *st)
+static void read_rodata_vars(const struct bpf_map_info *mi, const char *rodata, struct rd_var *vars,
+			     int n)
 {
 	struct btf *btf = mi->btf_id ? btf__load_from_kernel_by_id(mi->btf_id) : NULL;
 	const struct btf_type *sec = btf ? btf__type_by_id(btf, mi->btf_value_type_id) : NULL;
 	const struct btf_var_secinfo *v;
-	__u32 bits;
 
 	if (!btf && mi->value_size >= sizeof(struct lowtrace__rodata)) {
-		set_state_kinds(
-			st, ((const struct lowtrace__rodata *)(const void *)rodata)->lt_cfg_local);
+		for (int k = 0; k < n; k++) {
+			memcpy(vars[k].out, rodata + vars[k].skel_off, vars[k].size);
+			vars[k].found = true;
+		}
 		return;
 	}
 	if (!sec || !btf_is_datasec(sec)) {
@@ -1129,13 +1139,37 @@ static void read_state(const struct bpf_map_info *mi, const char *rodata, struct
 	for (int i = 0; i < btf_vlen(sec); i++, v++) {
 		const struct btf_type *t = btf__type_by_id(btf, v->type);
 
-		if (!t || strcmp(btf__name_by_offset(btf, t->name_off), "lt_cfg_local") ||
-		    v->size != sizeof(bits) || v->offset + sizeof(bits) > mi->value_size)
-			continue;
-		memcpy(&bits, rodata + v->offset, sizeof(bits));
-		set_state_kinds(st, bits);
+		for (int k = 0; t && k < n; k++) {
+			if (strcmp(btf__name_by_offset(btf, t->name_off), vars[k].name) ||
+			    v->size != vars[k].size || v->offset + v->size > mi->value_size)
+				continue;
+			memcpy(vars[k].out, rodata + v->offset, v->size);
+			vars[k].found = true;
+		}
 	}
 	btf__free(btf);
+}
+
+#define RD_VAR(n, o) \
+	{                                                                               \
+		.name = #n, .out = o, .size = sizeof(((struct lowtrace__rodata *)0)->n), \
+		.skel_off = offsetof(struct lowtrace__rodata, n)                       \
+	}
+
+static void read_state(const struct bpf_map_info *mi, const char *rodata, struct lt_status *st)
+{
+	__u32 bits = 0, ctrl = 0;
+	__u64 grace = 0;
+	struct rd_var v[] = { RD_VAR(lt_cfg_local, &bits), RD_VAR(lt_cfg_cg_ctrl, &ctrl),
+			      RD_VAR(lt_cfg_cg_grace_ns, &grace) };
+
+	read_rodata_vars(mi, rodata, v, 3);
+	if (v[0].found)
+		set_state_kinds(st, bits);
+	/* a suite before the identity hierarchy: its ids are cgroup2's */
+	st->cg_ctrl = v[1].found && ctrl < LT_CTRL_N ? (int)ctrl : LT_CTRL_V2;
+	st->cg_tracked = v[1].found;
+	st->cg_grace_ns = grace;
 }
 
 /* the loaded probes' stateful maps into st->maps */
@@ -1161,7 +1195,8 @@ static int read_maps(struct lt_status *st)
 	return LT_OK;
 }
 
-int lt_read_status(struct lt_status *st)
+/* the pinned rodata: the filters, the state modes and the identity hierarchy */
+static void read_rodata(struct lt_status *st)
 {
 	static union {
 		struct lowtrace__rodata r;
@@ -1170,20 +1205,11 @@ int lt_read_status(struct lt_status *st)
 	char *rodata = rodata_buf.bytes;
 	const struct lowtrace__rodata *cfg = &rodata_buf.r;
 	struct bpf_map_info mi = {};
-	struct lt_stats_reader sr = {};
-	struct lt_sweeper *sw;
-	struct lt_handles h;
 	__u32 len = sizeof(mi), key = 0;
-	char path[PATH_MAX];
-	int err, fd;
+	int fd = pin_get_ro(LT_PIN_DIR "/maps/rodata");
 
-	memset(st, 0, sizeof(*st));
-	err = lt_open_pinned(&h, false);
-	if (err)
-		return err;
-	if (bpf_obj_get_info_by_fd(h.ring_fd, &mi, &len) == 0)
-		st->ringbuf_size = mi.max_entries;
-	fd = pin_get_ro(LT_PIN_DIR "/maps/rodata");
+	st->cg_ctrl = LT_CTRL_V2;
+
 	len = sizeof(mi);
 	/* the section also holds static constants the skeleton's struct does not
 	 * name: read the whole value, then the struct's fields at their offsets */
@@ -1198,6 +1224,25 @@ int lt_read_status(struct lt_status *st)
 	}
 	if (fd >= 0)
 		close(fd);
+}
+
+int lt_read_status(struct lt_status *st)
+{
+	struct bpf_map_info mi = {};
+	struct lt_stats_reader sr = {};
+	struct lt_sweeper *sw;
+	struct lt_handles h;
+	__u32 len = sizeof(mi);
+	char path[PATH_MAX];
+	int err, fd;
+
+	memset(st, 0, sizeof(*st));
+	err = lt_open_pinned(&h, false);
+	if (err)
+		return err;
+	if (bpf_obj_get_info_by_fd(h.ring_fd, &mi, &len) == 0)
+		st->ringbuf_size = mi.max_entries;
+	read_rodata(st);
 	/* a sweep first, if one is due and this user may (the tcp probe's unseen closes) */
 	if (lt_sweeper_open(&sw, &h) == LT_OK) {
 		lt_sweep_run(sw);
@@ -1255,6 +1300,84 @@ int lt_enable_stats(int *fd)
 		return lt_error(errno == EPERM ? LT_ENV : LT_FAIL,
 				"cannot enable BPF run-time statistics: %s", strerror(errno));
 	return LT_OK;
+}
+
+/* ---- lt_cg_names: the kernel's names of cgroups (identity) ---- */
+
+int lt_identity_open(struct lt_identity *id, struct lt_handles *h)
+{
+	struct lt_status st;
+
+	memset(id, 0, sizeof(*id));
+	id->names_fd = -1;
+	if (h->suite) {
+		struct lowtrace *skel = h->suite->skel;
+
+		id->ctrl = skel->rodata->lt_cfg_cg_ctrl;
+		id->grace_ns = skel->rodata->lt_cfg_cg_grace_ns;
+		id->names_fd = dup(bpf_map__fd(skel->maps.lt_cg_names));
+		id->tracked = id->names_fd >= 0;
+		return 0;
+	}
+	memset(&st, 0, sizeof(st));
+	read_rodata(&st);
+	id->ctrl = st.cg_ctrl;
+	id->grace_ns = st.cg_grace_ns;
+	id->tracked = st.cg_tracked;
+	id->names_fd = pin_get_ro(LT_PIN_DIR "/maps/lt_cg_names");
+	return 0;
+}
+
+int lt_identity_kname(void *ctx, uint64_t cgroup_id, char *buf, size_t cap)
+{
+	const struct lt_identity *id = ctx;
+	struct lt_cg_name n;
+	__u64 key = cgroup_id;
+	size_t len;
+
+	if (id->names_fd < 0 || bpf_map_lookup_elem(id->names_fd, &key, &n))
+		return -1;
+	len = n.path_len < LT_CG_PATH ? n.path_len : LT_CG_PATH - 1;
+	if (len > cap)
+		len = cap;
+	/* "/" is the root: the caller's empty path */
+	if (len == 1 && n.path[0] == '/')
+		len = 0;
+	memcpy(buf, n.path, len);
+	return (int)len;
+}
+
+int lt_identity_stat(const struct lt_identity *id, struct lt_cg_stat *cs, uint64_t *entries,
+		     uint64_t *cap)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi), zero = 0;
+	__u64 key, next, *prev = NULL;
+	int fd = pin_get_ro(LT_PIN_DIR "/maps/lt_cg_stat"), err = 0;
+
+	memset(cs, 0, sizeof(*cs));
+	*entries = *cap = 0;
+	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, cs))
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (id->names_fd < 0)
+		return err ? err : -ENOENT;
+	if (!bpf_obj_get_info_by_fd(id->names_fd, &mi, &len))
+		*cap = mi.max_entries;
+	while (bpf_map_get_next_key(id->names_fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		++*entries;
+	}
+	return err;
+}
+
+void lt_identity_close(struct lt_identity *id)
+{
+	if (id->names_fd >= 0)
+		close(id->names_fd);
+	id->names_fd = -1;
 }
 
 /* ---- lt_cg_counts: per-cgroup lifecycle counts (metrics --by) ---- */

@@ -167,6 +167,7 @@ struct server {
 	struct by_state by;
 	struct lt_blame blame[LT_BLAME_MAX]; /* lt_drop_cg: losses per (probe, cgroup) */
 	struct lt_ident_cache blame_ids; /* their paths; opened at the first drop */
+	struct lt_identity idn; /* the suite's identity hierarchy and kernel names */
 	bool blame_ids_open;
 };
 
@@ -256,7 +257,7 @@ static int by_init(struct by_state *b, enum by_kind kind, unsigned int max)
 	b->index_mask = n - 1;
 	b->folded_mask = f - 1;
 	b->cgs_mask = f - 1;
-	if (!b->labels || !b->index || !b->folded || !b->cgs || lt_ident_open(&b->ident, NULL))
+	if (!b->labels || !b->index || !b->folded || !b->cgs)
 		return lt_error(LT_FAIL, "out of memory (--by-max %u)", max);
 	strcpy(b->labels[max].name, "other");
 	return LT_OK;
@@ -266,7 +267,6 @@ static void by_free(struct by_state *b)
 {
 	if (b->kind == BY_NONE)
 		return;
-	lt_ident_close(&b->ident);
 	free(b->labels);
 	free(b->index);
 	free(b->folded);
@@ -369,16 +369,17 @@ static void on_cg(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS])
 }
 
 /*
- * After a scrape: cgroups the resolver saw go away leave lt_cg_counts (their counts are
- * taken; no task can join a removed cgroup), and ids no longer in the map leave the table.
+ * After a scrape: ids no longer in the map leave the table. The kernel frees a cgroup's
+ * entry a grace after its death (progs/cgroup.bpf.c); a suite of a lowtrace before that
+ * (`tracked` false) has them deleted here once the resolver saw them go away.
  */
-static void by_sweep(struct by_state *b)
+static void by_sweep(struct by_state *b, bool tracked)
 {
 	for (uint32_t i = 0; i <= b->cgs_mask; i++) {
 		struct by_cg *c = &b->cgs[i];
 
-		while (c->id &&
-		       (c->seen != b->scrape || lt_ident_gone(&b->ident, c->id, c->first_ns))) {
+		while (c->id && (c->seen != b->scrape ||
+				 (!tracked && lt_ident_gone(&b->ident, c->id, c->first_ns)))) {
 			if (c->seen == b->scrape)
 				lt_cg_delete(b->cg, c->id);
 			cg_del(b, c); /* another entry may move into slot i: look again */
@@ -422,7 +423,7 @@ static int put_by(struct server *s)
 	err = lt_cg_read(by->cg, on_cg, by);
 	if (err)
 		return err;
-	by_sweep(by);
+	by_sweep(by, s->idn.tracked);
 	help_type(b, "lowtrace_workload_events_total", "counter",
 		  "Exec, exit and fork events per workload (metrics --by: its systemd unit, "
 		  "container id or pod uid; empty when the cgroup names none); past --by-max "
@@ -635,6 +636,12 @@ static void suite_close(struct server *s)
 	s->maps = NULL;
 	lt_cg_close(s->by.cg);
 	s->by.cg = NULL;
+	/* the next suite's identity hierarchy may be another */
+	lt_ident_close(&s->by.ident);
+	if (s->blame_ids_open)
+		lt_ident_close(&s->blame_ids);
+	s->blame_ids_open = false;
+	lt_identity_close(&s->idn);
 	lt_stats_close(&s->sr);
 	lt_sweeper_close(s->sw);
 	s->sw = NULL;
@@ -652,6 +659,15 @@ static int suite_open(struct server *s)
 	err = lt_open_pinned(&s->h, false);
 	if (err)
 		return err;
+	lt_identity_open(&s->idn, &s->h);
+	if (s->by.kind != BY_NONE && lt_ident_open(&s->by.ident, &(struct lt_ident_cfg){
+								  .ctrl = s->idn.ctrl,
+								  .kname = lt_identity_kname,
+								  .kctx = &s->idn,
+							  })) {
+		suite_close(s);
+		return lt_error(LT_FAIL, "out of memory");
+	}
 	err = lt_stats_open(&s->sr, &s->h);
 	if (!err)
 		err = lt_sweeper_open(&s->sw, &s->h);
@@ -742,7 +758,11 @@ static int by_throttled(const void *a, const void *b)
 static void put_blame_family(struct server *s, int n, const char *metric, const char *help,
 			     bool throttled)
 {
-	static const struct lt_ident_cfg cfg = { .cap = 1024, .pid_cap = 1 };
+	struct lt_ident_cfg cfg = { .cap = 1024,
+				    .pid_cap = 1,
+				    .ctrl = s->idn.ctrl,
+				    .kname = lt_identity_kname,
+				    .kctx = &s->idn };
 	struct lt_buf *b = s->body;
 	uint64_t other[LT_PROBE_SLOTS] = {}, now = lt_now_ns(CLOCK_MONOTONIC);
 	int shown = 0;
@@ -1219,6 +1239,7 @@ static int serve(const struct metrics_opts *o)
 				"address",
 				o->listen);
 	s.per_syscall_latency = o->per_syscall_latency;
+	s.idn.names_fd = -1;
 	err = by_init(&s.by, o->by, o->by_max);
 	if (err) {
 		by_free(&s.by);

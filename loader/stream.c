@@ -108,6 +108,7 @@ struct stream {
 	const char *unit; /* NULL: all */
 	uint32_t ident_cap;
 	struct lt_ident_cache ident;
+	struct lt_identity idn; /* the suite's hierarchy and names (kname) */
 	struct lt_rec rec;
 	struct lt_decode_stats ds;
 	struct lt_ring *ring; /* the ring read, in hold mode */
@@ -542,12 +543,22 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 	lt_catch_stop();
 	sigaction(SIGUSR1, &usr, NULL);
 	cfg.cap = s->ident_cap;
-	if (lt_ident_open(&s->ident, &cfg))
+	/* the suite's identity hierarchy, and the kernel's names of its cgroups */
+	lt_identity_open(&s->idn, h);
+	cfg.ctrl = s->idn.ctrl;
+	if (s->idn.names_fd >= 0) {
+		cfg.kname = lt_identity_kname;
+		cfg.kctx = &s->idn;
+	}
+	if (lt_ident_open(&s->ident, &cfg)) {
+		lt_identity_close(&s->idn);
 		return lt_error(LT_FAIL, "cannot allocate the identity cache (--ident-cap %u)",
 				cfg.cap ? cfg.cap : 16384);
+	}
 	err = source_open(&src, h, s);
 	if (err) {
 		lt_ident_close(&s->ident);
+		lt_identity_close(&s->idn);
 		return err;
 	}
 	for (;;) {
@@ -596,6 +607,7 @@ out:
 			(unsigned long long)ist.rescans, (unsigned long long)ist.v1_lookups,
 			(unsigned long long)ist.v1_evictions);
 	lt_ident_close(&s->ident);
+	lt_identity_close(&s->idn);
 	return err;
 }
 

@@ -98,25 +98,39 @@ static void help_status(void)
  * events and run starts with, up to its cap).
  */
 struct ident_info {
-	char root[512];
+	char root[512]; /* the identity hierarchy's mount */
+	char v2[512]; /* the cgroup2 mount */
 	unsigned int v1;
 	uint64_t cgroups, cap;
+	int ctrl;
+	bool kernel; /* the suite names cgroups (lt_cg_names): names..cs are read */
+	uint64_t names, names_cap, grace_s;
+	struct lt_cg_stat cs;
 };
 
-static void ident_info(struct ident_info *ii)
+static void ident_info(struct ident_info *ii, const struct lt_status *st)
 {
+	struct lt_ident_cfg cfg = { .ctrl = st->cg_ctrl };
+	struct lt_handles h = { .suite = NULL };
+	struct lt_ident_stats is = {};
+	struct lt_identity idn;
 	struct lt_ident_cache c;
-	struct lt_ident_stats st = {};
 
 	memset(ii, 0, sizeof(*ii));
-	if (!lt_ident_open(&c, NULL)) {
+	ii->ctrl = st->cg_ctrl;
+	lt_ident_pick("cgroup2", NULL, ii->v2, sizeof(ii->v2));
+	if (!lt_ident_open(&c, &cfg)) {
 		snprintf(ii->root, sizeof(ii->root), "%s", lt_ident_root(&c));
 		ii->v1 = lt_ident_v1_count(&c);
-		lt_ident_stats(&c, &st);
+		lt_ident_stats(&c, &is);
 	}
 	lt_ident_close(&c);
-	ii->cgroups = st.entries;
-	ii->cap = st.cap;
+	ii->cgroups = is.entries;
+	ii->cap = is.cap;
+	if (!lt_identity_open(&idn, &h) && idn.tracked)
+		ii->kernel = !lt_identity_stat(&idn, &ii->cs, &ii->names, &ii->names_cap);
+	ii->grace_s = st->cg_grace_ns / 1000000000ull;
+	lt_identity_close(&idn);
 }
 
 /* The cgroups whose tasks' records the ring had no room for, most first (lt_drop_cg). */
@@ -288,10 +302,27 @@ static void print_status_text(const struct lt_status *st)
 		printf("%llu\n", (unsigned long long)st->filter_cgroup_id);
 	else
 		printf("any\n");
-	ident_info(&ii);
-	printf("identity: cgroup2 at %s, %u v1 hierarchies, %llu cgroups (cache cap %llu)\n",
-	       ii.root[0] ? ii.root : "(none)", ii.v1, (unsigned long long)ii.cgroups,
-	       (unsigned long long)ii.cap);
+	ident_info(&ii, st);
+	if (ii.ctrl == LT_CTRL_V2)
+		printf("identity: cgroup2 at %s, %u v1 hierarchies, %llu cgroups (cache cap "
+		       "%llu)\n",
+		       ii.root[0] ? ii.root : "(none)", ii.v1, (unsigned long long)ii.cgroups,
+		       (unsigned long long)ii.cap);
+	else
+		printf("identity: cgroup v1 %s at %s, %u v1 hierarchies, cgroup2 at %s, %llu "
+		       "cgroups (cache cap %llu)\n",
+		       lt_ident_ctrl_name(ii.ctrl), ii.root[0] ? ii.root : "(none)", ii.v1,
+		       ii.v2[0] ? ii.v2 : "(none)", (unsigned long long)ii.cgroups,
+		       (unsigned long long)ii.cap);
+	if (ii.kernel)
+		printf("cgroups: %llu named in the kernel (cap %llu; %llu seeded, %llu born, %llu "
+		       "died, %llu renamed, %llu freed %llu s after death, %llu full, %llu "
+		       "freed at once)\n",
+		       (unsigned long long)ii.names, (unsigned long long)ii.names_cap,
+		       (unsigned long long)ii.cs.seeded, (unsigned long long)ii.cs.born,
+		       (unsigned long long)ii.cs.died, (unsigned long long)ii.cs.renamed,
+		       (unsigned long long)ii.cs.reaped, (unsigned long long)ii.grace_s,
+		       (unsigned long long)ii.cs.full, (unsigned long long)ii.cs.queue_full);
 	printf("%-12s %-8s %-8s %12s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS",
 	       "MISSED");
 	for (size_t i = 0; i < lt_nprobes; i++) {
@@ -412,14 +443,31 @@ static void print_status_json(const struct lt_status *st)
 	else
 		printf(",\"state\":{\"task\":%s,\"sk\":%s}", state_json(st->state_task),
 		       state_json(st->state_sk));
-	ident_info(&ii);
-	printf(",\"identity\":{\"cgroup2\":");
+	ident_info(&ii, st);
+	printf(",\"identity\":{\"hierarchy\":\"%s\",\"mount\":", lt_ident_ctrl_name(ii.ctrl));
 	if (ii.root[0])
 		print_json_string(ii.root);
 	else
 		printf("null");
-	printf(",\"v1_hierarchies\":%u,\"cgroups\":%llu,\"cache_cap\":%llu}", ii.v1,
+	printf(",\"cgroup2\":");
+	if (ii.v2[0])
+		print_json_string(ii.v2);
+	else
+		printf("null");
+	printf(",\"v1_hierarchies\":%u,\"cgroups\":%llu,\"cache_cap\":%llu", ii.v1,
 	       (unsigned long long)ii.cgroups, (unsigned long long)ii.cap);
+	if (ii.kernel)
+		printf(",\"kernel\":{\"names\":%llu,\"cap\":%llu,\"grace_s\":%llu,\"seeded\":%llu,"
+		       "\"born\":%llu,\"died\":%llu,\"renamed\":%llu,\"freed\":%llu,\"full\":%llu,"
+		       "\"freed_at_once\":%llu}",
+		       (unsigned long long)ii.names, (unsigned long long)ii.names_cap,
+		       (unsigned long long)ii.grace_s, (unsigned long long)ii.cs.seeded,
+		       (unsigned long long)ii.cs.born, (unsigned long long)ii.cs.died,
+		       (unsigned long long)ii.cs.renamed, (unsigned long long)ii.cs.reaped,
+		       (unsigned long long)ii.cs.full, (unsigned long long)ii.cs.queue_full);
+	else
+		printf(",\"kernel\":null");
+	printf("}");
 	print_blame_json();
 	printf(",\"leftovers\":[");
 	for (int i = 0; i < n; i++)
