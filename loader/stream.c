@@ -403,12 +403,14 @@ static void print_stats(struct stream *s)
 	lt_ident_stats(&s->ident, &st);
 	fprintf(stderr,
 		"lowtrace: stats: ident_cgroups=%llu/%llu ident_pids=%llu/%llu evicted=%llu "
-		"expired=%llu pids_evicted=%llu pids_expired=%llu rescans=%llu rotations=%llu\n",
+		"expired=%llu pids_evicted=%llu pids_expired=%llu rescans=%llu rotations=%llu "
+		"kernel_named=%llu proc_reads=%llu\n",
 		(unsigned long long)st.entries, (unsigned long long)st.cap,
 		(unsigned long long)st.v1_entries, (unsigned long long)st.v1_cap,
 		(unsigned long long)st.evictions, (unsigned long long)st.expired,
 		(unsigned long long)st.v1_evictions, (unsigned long long)st.v1_expired,
-		(unsigned long long)st.rescans, (unsigned long long)s->out.rotations);
+		(unsigned long long)st.rescans, (unsigned long long)s->out.rotations,
+		(unsigned long long)st.knamed, (unsigned long long)st.v1_lookups);
 }
 
 /* ms left of --duration (~0 without one), 0 when it is over */

@@ -389,6 +389,32 @@ probe_field() {
 
 CG2_ROOT=$(findmnt -n -o TARGET -t cgroup2 2>/dev/null | head -n1)
 
+# The identity hierarchy load picks by default (--identity-cgroup auto): the first v1
+# controller mounted of pids, memory, cpu, cpuacct, blkio, devices, freezer, cpuset; else
+# cgroup2. ID_CTRL its name, ID_ROOT its mount: records' cgroup ids and paths are in it.
+ID_CTRL=cgroup2
+ID_ROOT=$CG2_ROOT
+for _c in pids memory cpu cpuacct blkio devices freezer cpuset; do
+	_m=$(findmnt -n -o TARGET -t cgroup -O "$_c" 2>/dev/null | head -n1)
+	if [ -n "$_m" ]; then
+		ID_CTRL=$_c
+		ID_ROOT=$_m
+		break
+	fi
+done
+unset _c _m
+
+# own_cgroup_path: this shell's cgroup in the identity hierarchy ("/" for the root)
+own_cgroup_path() {
+	local path
+	if [ "$ID_CTRL" = cgroup2 ]; then
+		path=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	else
+		path=$(awk -F: -v c="$ID_CTRL" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) { sub(/^[^:]*:[^:]*:/, ""); print; exit } }' /proc/self/cgroup)
+	fi
+	echo "${path:-/}"
+}
+
 # new_cgroup: create a child cgroup v2 directory, removed by teardown; sets
 # NEW_CG (not a $(...): teardown must see the list)
 new_cgroup() {
@@ -411,8 +437,7 @@ ns_inode() {
 # container id and unit its path names
 own_ident() {
 	local path c cid="" unit="" out
-	path=$(sed -n 's/^0:://p' /proc/self/cgroup)
-	[ -n "$path" ] || path=/
+	path=$(own_cgroup_path)
 	IFS=/ read -ra parts <<<"$path"
 	for c in "${parts[@]}"; do
 		[[ $c =~ ^((docker|cri-containerd|crio|libpod)-)?([0-9a-f]{64})(\.scope)?$ ]] &&
@@ -431,10 +456,9 @@ own_ident() {
 	printf '%s' "$out"
 }
 
+# the id of this shell's cgroup in the identity hierarchy, as records carry it
 own_cgroup_id() {
-	local path
-	path=$(sed -n 's/^0:://p' /proc/self/cgroup)
-	stat -c %i "$CG2_ROOT$path"
+	stat -c %i "$ID_ROOT$(own_cgroup_path)"
 }
 
 # first line of stderr, and the number of stderr lines, for error checks

@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
 # Workload identity: cgroup, container_id, pod_uid, unit on every record of a
-# task, from cgroups shaped like each runtime's under the cgroup2 mount; the
-# v1 layout of a hybrid host; namespaces on exec; a churn of cgroups.
+# task, from cgroups shaped like each runtime's in the identity hierarchy (a v1
+# controller's on hybrid and v1 hosts, else cgroup2; helpers.bash ID_ROOT); a
+# process that joins a container's v1 cgroups and then execs; cgroups that live
+# a millisecond; namespaces on exec; a churn of cgroups.
 
 load helpers
 
@@ -10,7 +12,7 @@ POD=1f2e3d4c-5b6a-4789-8a9b-0c1d2e3f4a5b
 
 setup() {
 	lt_setup
-	[ -n "$CG2_ROOT" ] || skip "no cgroup2 mount"
+	[ -n "$ID_ROOT" ] || skip "no cgroup hierarchy mounted"
 	OUT="$BATS_TEST_TMPDIR/events"
 	WORK="$BATS_TEST_TMPDIR/work.py"
 	# in its cgroup already (the caller moved the shell that execs it): a child that
@@ -51,15 +53,15 @@ teardown() {
 	done
 }
 
-# mk_cg REL: make REL (and its parents) below the cgroup2 root, removed by teardown
+# mk_cg REL: make REL (and its parents) below the identity hierarchy's root, removed by teardown
 mk_cg() {
 	local rel=$1 acc=""
 	IFS=/ read -ra parts <<<"${rel#/}"
 	for p in "${parts[@]}"; do
 		acc+="/$p"
-		if [ ! -d "$CG2_ROOT$acc" ]; then
-			mkdir "$CG2_ROOT$acc"
-			CREATED+=("$CG2_ROOT$acc")
+		if [ ! -d "$ID_ROOT$acc" ]; then
+			mkdir "$ID_ROOT$acc"
+			CREATED+=("$ID_ROOT$acc")
 		fi
 	done
 }
@@ -69,7 +71,7 @@ mk_cg() {
 work_in() {
 	local rel=$1
 	WPID=$(sh -c 'echo $$ >"$1/cgroup.procs" && python3 "$2" "$3" "$4"' sh \
-		"$CG2_ROOT$rel" "$WORK" "$BATS_TEST_TMPDIR/opened-$MARK" "${2:-0.3}" | head -n1)
+		"$ID_ROOT$rel" "$WORK" "$BATS_TEST_TMPDIR/opened-$MARK" "${2:-0.3}" | head -n1)
 	[ -n "$WPID" ]
 }
 
@@ -85,6 +87,18 @@ assert_ident() {
 		| [([$r[].type] | unique),
 		   ([$r[] | {cgroup, container_id, pod_uid, unit}] | unique)]' "$f"
 	assert_output "[[\"exec\",\"exit\",\"fork\",\"open\",\"signal\",\"tcp\"],[$want]]"
+}
+
+# usr1_stats: the consumer's stats line (SIGUSR1) into STATS
+usr1_stats() {
+	local i
+	kill -USR1 "$EV_PID"
+	for ((i = 0; i < 50; i++)); do
+		STATS=$(grep '^lowtrace: stats: ' "$OUT.err" | tail -n1)
+		[ -n "$STATS" ] && break
+		sleep 0.1
+	done
+	[ -n "$STATS" ]
 }
 
 start_events() {
@@ -180,8 +194,8 @@ start_events() {
 	mk_cg "$rel"
 	start_events
 	work_in "$rel" 0.5
-	rmdir "$CG2_ROOT$rel"
-	[ ! -d "$CG2_ROOT$rel" ]
+	rmdir "$ID_ROOT$rel"
+	[ ! -d "$ID_ROOT$rel" ]
 	assert_ident "$OUT" "$WPID" \
 		"{\"cgroup\":\"$rel\",\"container_id\":\"$H64\",\"pod_uid\":null,\"unit\":\"docker-$H64.scope\"}"
 }
@@ -207,7 +221,8 @@ start_events() {
 	[ "$p" != "$(ns_inode pid)" ] && [ "$m" != "$(ns_inode mnt)" ] && [ "$n" != "$(ns_inode net)" ]
 }
 
-@test "hybrid host: v2 root, memory:/docker/<id> in the v1 hierarchy gives that container_id" {
+@test "--identity-cgroup cgroup2 on a hybrid host: v2 root, memory:/docker/<id> in v1 gives that container_id" {
+	[ -n "$CG2_ROOT" ] || skip "no cgroup2 mount (a pure v1 host)"
 	local mem
 	mem=$(findmnt -n -o TARGET -t cgroup 2>/dev/null | while read -r t; do
 		findmnt -n -o OPTIONS "$t" | grep -qw memory && echo "$t"
@@ -216,8 +231,9 @@ start_events() {
 	local d="$mem/docker/$H64"
 	mkdir -p "$d"
 	CREATED+=("$mem/docker" "$d")
-	start_events
-	# v2: the root; v1 memory: /docker/<id>
+	run -0 "$LT" load --probes exec,exit,fork,signal,open,tcp --identity-cgroup cgroup2
+	events_bg "$OUT" --json
+	# v2: the root; v1 memory: /docker/<id>: read from /proc, as the records' ids are v2's
 	WPID=$(sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$2/cgroup.procs" && python3 "$3" "$4" 0.3' sh \
 		"$CG2_ROOT" "$d" "$WORK" "$BATS_TEST_TMPDIR/opened-$MARK" | head -n1)
 	# its children inherit both
@@ -231,7 +247,7 @@ start_events() {
 @test "churn: cgroups made and removed fast while records stream; the cache stays under its cap" {
 	run -0 "$LT" load --probes exec,exit,fork
 	events_bg "$OUT" --json --ident-cap 8
-	local base="$CG2_ROOT/lt-churn-$MARK" i n=300
+	local base="$ID_ROOT/lt-churn-$MARK" i n=300
 	# the guests emulate their CPUs: fewer cgroups, still many times the cap
 	[ -z "${VM_RESULTS:-}" ] || n=60
 	mkdir "$base"
@@ -273,13 +289,70 @@ start_events() {
 	stop_consumer "$EV_PID"
 }
 
-@test "status: where identity comes from (the cgroup2 mount, v1 hierarchies, cgroups, the cap)" {
+@test "status: where identity comes from (the hierarchy, its mount, v1 hierarchies, cgroups, the kernel's names)" {
 	run -0 "$LT" load --probes exec
-	local nv1
+	local nv1 ncg
 	nv1=$(findmnt -n -t cgroup -o TARGET | wc -l)
+	ncg=$(find "$ID_ROOT" -type d | wc -l)
 	run -0 "$LT" status
-	assert_line --regexp "^identity: cgroup2 at $CG2_ROOT, $nv1 v1 hierarchies, [1-9][0-9]* cgroups \(cache cap 16384\)\$"
+	if [ "$ID_CTRL" = cgroup2 ]; then
+		assert_line --regexp "^identity: cgroup2 at $ID_ROOT, $nv1 v1 hierarchies, [1-9][0-9]* cgroups \(cache cap 16384\)\$"
+	else
+		assert_line --regexp "^identity: cgroup v1 $ID_CTRL at $ID_ROOT, $nv1 v1 hierarchies, cgroup2 at ${CG2_ROOT:-\(none\)}, [1-9][0-9]* cgroups \(cache cap 16384\)\$"
+	fi
+	assert_line --regexp "^cgroups: [1-9][0-9]* named in the kernel \(cap 8192; [1-9][0-9]* seeded, [0-9]+ born, [0-9]+ died, [0-9]+ renamed, [0-9]+ freed 300 s after death, 0 full, 0 freed at once\)\$"
 	run -0 status_json
-	run -0 jq -c --arg r "$CG2_ROOT" '.identity | [.cgroup2 == $r, .v1_hierarchies, .cgroups > 0, .cache_cap]' <<<"$output"
-	assert_output "[true,$nv1,true,16384]"
+	run -0 jq -c --arg r "$ID_ROOT" --arg h "$ID_CTRL" '.identity | [.hierarchy == $h, .mount == $r, .v1_hierarchies, .cgroups > 0, .cache_cap, .kernel.cap, .kernel.seeded > 0, .kernel.full, .kernel.grace_s]' <<<"$output"
+	assert_output "[true,true,$nv1,true,16384,8192,true,0,300]"
+	# the seed walked the hierarchy once: every cgroup there then (give or take the churn of others)
+	run -0 jq '.identity.kernel.seeded' <<<"$(status_json)"
+	[ "$output" -ge $((ncg - 5)) ] && [ "$output" -le $((ncg + 5)) ]
+}
+
+@test "a process that joins a container's v1 cgroups and then execs is named from the exec on" {
+	[ "$ID_CTRL" != cgroup2 ] || skip "a pure cgroup2 host: no v1 hierarchy to join"
+	local c d ds=()
+	# as runc does on a cgroupfs node: every v1 controller's /docker/<id> (but cpuset's, which
+	# takes no task before its cpus are set), then exec
+	for c in $(findmnt -n -o TARGET -t cgroup | grep -v cpuset); do
+		d="$c/docker/$H64"
+		mkdir -p "$d"
+		CREATED+=("$c/docker" "$d")
+		ds+=("$d")
+	done
+	start_events
+	WPID=$(sh -c 'for d in "$@"; do echo $$ >"$d/cgroup.procs"; done; exec python3 '"$WORK"' '"$BATS_TEST_TMPDIR/opened-$MARK"' 0.3' sh "${ds[@]}" | head -n1)
+	# the kernel gave the id: no /proc/PID/cgroup read on a v1 identity hierarchy
+	wait_record "$OUT" ".type == \"exit\" and .pid == $WPID"
+	usr1_stats
+	[[ $STATS =~ proc_reads=0$ ]]
+	stop_consumer "$EV_PID"
+	# sh's own records (its opens of cgroup.procs) are from before the move; from the exec on,
+	# the process and its children are the container's
+	run -0 jq -s -c --argjson p "$WPID" '
+		[.[] | select((.pid == $p and .comm != "sh") or (.type == "exit" and .ppid == $p))] as $r
+		| [([$r[].type] | unique), ([$r[] | {cgroup, container_id}] | unique),
+		   ([$r[] | select(.type == "exec" and .pid == $p)] | length > 0)]' "$OUT"
+	assert_output "[[\"exec\",\"exit\",\"fork\",\"open\",\"signal\",\"tcp\"],[{\"cgroup\":\"/docker/$H64\",\"container_id\":\"$H64\"}],true]"
+}
+
+@test "cgroups that live a millisecond: each one's exec and exit records carry its path" {
+	start_events
+	local base="$ID_ROOT/lt-ms-$MARK" i n=40
+	mkdir "$base"
+	CREATED+=("$base")
+	# made, joined, exec'd, removed: each lives about as long as /bin/true runs
+	for ((i = 0; i < n; i++)); do
+		sh -c 'mkdir "$1" && echo $$ >"$1/cgroup.procs" && exec /bin/true '"$MARK"' "$2"' sh "$base/j$i.scope" "$i"
+		rmdir "$base/j$i.scope"
+	done
+	/bin/true "$MARK" end
+	wait_record "$OUT" ".type == \"exec\" and .args == [\"/bin/true\", \"$MARK\", \"end\"]"
+	# named by the kernel when each was made: no walk could have found them
+	usr1_stats
+	[[ $STATS =~ kernel_named=([0-9]+) ]] && [ "${BASH_REMATCH[1]}" -ge "$n" ]
+	stop_consumer "$EV_PID"
+	run -0 jq -s -c --arg m "$MARK" --arg b "/lt-ms-$MARK" '[.[] | select(.type == "exec" and .args[1] == $m and .args[2] != "end")
+		| (.cgroup == ($b + "/j" + .args[2] + ".scope")) and .unit == ("j" + .args[2] + ".scope")] | [length, all]' "$OUT"
+	assert_output "[$n,true]"
 }
