@@ -658,19 +658,33 @@ static bool prog_mode_chosen(const char *name, const struct lt_load_opts *o)
 	return o->sys_count == !strcmp(name, "lt_sys_c");
 }
 
-static int open_cgroup(const char *path, uint64_t *id)
+/*
+ * --cgroup: a directory of the identity hierarchy (cgroup2's, or the v1 one mounted at mnt:
+ * the same file system). Its id is its kernfs inode number.
+ */
+static int open_cgroup(const char *path, int ctrl, const char *mnt, uint64_t *id)
 {
 	struct statfs fs;
-	struct stat st;
+	struct stat st, root;
 	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	if (fd < 0)
 		return lt_error(LT_USAGE, "--cgroup %s: %s", path, strerror(errno)), -1;
-	if (fstatfs(fd, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC || fstat(fd, &st)) {
+	if (fstatfs(fd, &fs) || fstat(fd, &st) ||
+	    (ctrl == LT_CTRL_V2 ? fs.f_type != CGROUP2_SUPER_MAGIC
+				: fs.f_type != CGROUP_SUPER_MAGIC || stat(mnt, &root) ||
+					  root.st_dev != st.st_dev)) {
 		close(fd);
-		return lt_error(LT_USAGE, "--cgroup %s: not a cgroup v2 directory", path), -1;
+		if (ctrl == LT_CTRL_V2)
+			return lt_error(LT_USAGE, "--cgroup %s: not a cgroup v2 directory", path),
+			       -1;
+		return lt_error(LT_USAGE,
+				"--cgroup %s: not a directory of the identity hierarchy (cgroup "
+				"v1 %s at %s)",
+				path, lt_ident_ctrl_name(ctrl), mnt),
+		       -1;
 	}
-	*id = st.st_ino; /* a cgroup v2 id is its kernfs inode number */
+	*id = st.st_ino;
 	return fd;
 }
 
@@ -720,6 +734,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	struct bpf_program *p;
 	struct lt_suite *s;
 	uint64_t cg_id = 0;
+	char mnt[512];
+	int ctrl;
 	int cg_fd = -1, lock_fd = -1, err, ret = LT_FAIL;
 	struct stat st;
 
@@ -743,8 +759,15 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 					LT_PIN_DIR);
 		}
 	}
+	ctrl = lt_ident_pick(o->ident_cgroup, NULL, mnt, sizeof(mnt));
+	if (ctrl < 0) {
+		if (lock_fd >= 0)
+			close(lock_fd);
+		return lt_error(LT_USAGE, "--identity-cgroup %s: %s", o->ident_cgroup,
+				ctrl == -ENOENT ? "no such hierarchy is mounted" : "unknown hierarchy");
+	}
 	if (o->cgroup) {
-		cg_fd = open_cgroup(o->cgroup, &cg_id);
+		cg_fd = open_cgroup(o->cgroup, ctrl, mnt, &cg_id);
 		if (cg_fd < 0) {
 			if (lock_fd >= 0)
 				close(lock_fd);
@@ -778,13 +801,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	for (int i = 0; i < LT_PROBE_SLOTS; i++)
 		s->skel->rodata->lt_cfg_rate[i] = o->rate[i];
 	s->skel->rodata->lt_cfg_shed = !o->no_shed;
-	s->cg_ctrl = lt_ident_pick(o->ident_cgroup, NULL, s->cg_mnt, sizeof(s->cg_mnt));
-	if (s->cg_ctrl < 0) {
-		ret = lt_error(LT_USAGE, "--identity-cgroup %s: %s", o->ident_cgroup,
-			       s->cg_ctrl == -ENOENT ? "no such hierarchy is mounted"
-						     : "unknown hierarchy");
-		goto out;
-	}
+	s->cg_ctrl = ctrl;
+	snprintf(s->cg_mnt, sizeof(s->cg_mnt), "%s", mnt);
 	s->skel->rodata->lt_cfg_cg_ctrl = s->cg_ctrl;
 	s->skel->rodata->lt_cfg_cg_grace_ns =
 		(uint64_t)(o->cg_grace_set ? o->cg_grace_s : LT_CG_GRACE_S) * 1000000000ull;
@@ -1040,7 +1058,8 @@ static int load_attach(struct lt_suite *s)
 		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_sweep), &key, &w, 0))
 			return lt_error(LT_FAIL, "cannot set the tcp sweep: %s", strerror(errno));
 	}
-	if (s->cg_fd >= 0) {
+	if (s->cg_fd >= 0 && s->cg_ctrl == LT_CTRL_V2) {
+		/* a v1 one is tested by id (lt_cg_under): no cgroup array */
 		__u32 key = 0, val = s->cg_fd;
 
 		if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_cgroup), &key, &val, 0))

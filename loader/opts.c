@@ -686,8 +686,9 @@ int lt_check_cgroup_arg(const char *path)
 
 	if (stat(path, &st))
 		return lt_error(LT_USAGE, "--cgroup %s: %s", path, strerror(errno));
-	if (!S_ISDIR(st.st_mode) || statfs(path, &fs) || fs.f_type != CGROUP2_SUPER_MAGIC)
-		return lt_error(LT_USAGE, "--cgroup %s: not a cgroup v2 directory", path);
+	if (!S_ISDIR(st.st_mode) || statfs(path, &fs) ||
+	    (fs.f_type != CGROUP2_SUPER_MAGIC && fs.f_type != CGROUP_SUPER_MAGIC))
+		return lt_error(LT_USAGE, "--cgroup %s: not a cgroup directory", path);
 	return LT_OK;
 }
 
@@ -746,7 +747,8 @@ const char lt_load_opts_help[] =
 	"    --pid PID            only record processes of this thread group (kernel-side;\n"
 	"                         signal and oom also keep signals to it and its OOM kill);\n"
 	"                         the process must exist (a process id, not a thread's)\n"
-	"    --cgroup PATH        only record tasks in this cgroup v2 directory or below it\n"
+	"    --cgroup PATH        only record tasks in this cgroup directory or below it, in\n"
+	"                         the identity hierarchy (--identity-cgroup; v1: 16 levels)\n"
 	"    --ringbuf-size BYTES ring buffer size: a power of two >= 4096, K/M suffixes allowed\n"
 	"                         (default 1M)\n"
 	"    --state MODE         where probes keep per-thread and per-socket state: auto\n"

@@ -121,23 +121,48 @@ static __always_inline int lt_cg_ssid(void)
  * (a task that moved and then execs is named from the exec on). The branch not
  * taken is pruned at load: a cgroup2 node pays nothing for it.
  */
-static __always_inline __u64 lt_cg_id(void)
+static __always_inline struct cgroup_subsys_state *lt_cg_css(void)
 {
 	struct task_struct *t;
 	struct cgroup_subsys_state *css = NULL;
 	struct css_set *cs;
-	int i;
+	int i = lt_cg_ssid();
+
+	if (i < 0 || i >= (int)(bpf_core_field_size(struct css_set, subsys) / sizeof(void *)))
+		return NULL;
+	t = (struct task_struct *)bpf_get_current_task();
+	cs = BPF_CORE_READ(t, cgroups);
+	if (!cs || bpf_core_read(&css, sizeof(css), &cs->subsys[i]))
+		return NULL;
+	return css;
+}
+
+static __always_inline __u64 lt_cg_id(void)
+{
+	struct cgroup_subsys_state *css;
 
 	if (lt_cfg_cg_ctrl == LT_CTRL_V2)
 		return bpf_get_current_cgroup_id();
-	i = lt_cg_ssid();
-	if (i < 0 || i >= (int)(bpf_core_field_size(struct css_set, subsys) / sizeof(void *)))
-		return 0;
-	t = (struct task_struct *)bpf_get_current_task();
-	cs = BPF_CORE_READ(t, cgroups);
-	if (!cs || bpf_core_read(&css, sizeof(css), &cs->subsys[i]) || !css)
-		return 0;
-	return BPF_CORE_READ(css, cgroup, kn, id);
+	css = lt_cg_css();
+	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+}
+
+#define LT_CG_DEPTH 16 /* --cgroup in a v1 hierarchy: ancestors looked at (k8s nests 5) */
+
+/* --cgroup: is the current task in lt_cfg_cgroup_id or below it, in the identity hierarchy? */
+static __always_inline bool lt_cg_under(void)
+{
+	struct cgroup_subsys_state *css;
+
+	if (lt_cfg_cg_ctrl == LT_CTRL_V2)
+		return bpf_current_task_under_cgroup(&lt_cgroup, 0) == 1;
+	css = lt_cg_css();
+	for (int d = 0; d < LT_CG_DEPTH && css; d++) {
+		if (BPF_CORE_READ(css, cgroup, kn, id) == lt_cfg_cgroup_id)
+			return true;
+		css = BPF_CORE_READ(css, parent);
+	}
+	return false;
 }
 
 /* True when a load-time filter is set: an event whose process is unknown is then skipped. */
@@ -166,8 +191,7 @@ static __always_inline bool lt_skip(struct task_struct *task, __u32 also, unsign
 		if (tgid != lt_cfg_tgid && (!also || also != lt_cfg_tgid))
 			return true;
 	}
-	return flags & LT_SKIP_CGROUP && lt_cfg_cgroup_id &&
-	       bpf_current_task_under_cgroup(&lt_cgroup, 0) != 1;
+	return flags & LT_SKIP_CGROUP && lt_cfg_cgroup_id && !lt_cg_under();
 }
 
 /* The usual case: the event is the current task's, every filter applies. */

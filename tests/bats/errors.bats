@@ -4,20 +4,32 @@
 
 load helpers
 
-@test "--cgroup on a path that is not a cgroup v2 directory: exit 2" {
+@test "--cgroup on a path that is not a cgroup directory of the identity hierarchy: exit 2" {
 	lt_fails 2 load --cgroup /tmp
-	assert_equal "$stderr" "lowtrace: --cgroup /tmp: not a cgroup v2 directory"
+	assert_equal "$stderr" "lowtrace: --cgroup /tmp: not a cgroup directory"
 	assert_nothing_loaded
 	lt_fails 2 load --cgroup /nonexistent-lowtrace-dir
 	assert_equal "$stderr" "lowtrace: --cgroup /nonexistent-lowtrace-dir: No such file or directory"
 	assert_nothing_loaded
-	# a cgroup v1 hierarchy is not v2 either
+	# another v1 hierarchy than the identity one; a v1 one where the identity is cgroup2's
 	local v1
-	v1=$(findmnt -n -o TARGET -t cgroup | head -n1)
-	if [ -n "$v1" ]; then
+	v1=$(findmnt -n -o TARGET -t cgroup | grep -vx "$ID_ROOT" | head -n1)
+	if [ -n "$v1" ] && [ "$ID_CTRL" != cgroup2 ]; then
 		lt_fails 2 load --cgroup "$v1"
+		assert_equal "$stderr" "lowtrace: --cgroup $v1: not a directory of the identity hierarchy (cgroup v1 $ID_CTRL at $ID_ROOT)"
+	fi
+	if [ -n "$v1" ] && [ -n "$CG2_ROOT" ]; then
+		lt_fails 2 load --cgroup "$v1" --identity-cgroup cgroup2
 		assert_equal "$stderr" "lowtrace: --cgroup $v1: not a cgroup v2 directory"
 	fi
+	assert_nothing_loaded
+	# a hierarchy that is not mounted, one that does not exist
+	if ! findmnt -n -t cgroup -O freezer >/dev/null; then
+		lt_fails 2 load --identity-cgroup freezer
+		assert_equal "$stderr" "lowtrace: --identity-cgroup freezer: no such hierarchy is mounted"
+	fi
+	lt_fails 2 load --identity-cgroup net_cls
+	assert_equal "$stderr" "lowtrace: --identity-cgroup: 'net_cls' is not auto, cgroup2 or one of pids, memory, cpu, cpuacct, blkio, devices, freezer, cpuset"
 	assert_nothing_loaded
 }
 
@@ -52,7 +64,7 @@ load helpers
 	local before
 	before=$(status_json | jq -c 'del(.probes[].events, .probes[].drops, .probes[].shed, .identity.cgroups, .drops_by_cgroup)')
 	lt_fails 2 load --replace --cgroup /tmp
-	assert_equal "$stderr" "lowtrace: --cgroup /tmp: not a cgroup v2 directory"
+	assert_equal "$stderr" "lowtrace: --cgroup /tmp: not a cgroup directory"
 	# a usage error changes nothing
 	run -0 status_json
 	run -0 jq -c 'del(.probes[].events, .probes[].drops, .probes[].shed, .identity.cgroups, .drops_by_cgroup)' <<<"$output"
@@ -213,20 +225,18 @@ time.sleep(30)' 3>&- &
 	assert_output ''
 }
 
-@test "--cgroup on a file: not a cgroup v2 directory (exit 2), also while loaded" {
+@test "--cgroup on a file: not a cgroup directory (exit 2), also while loaded" {
 	lt_fails 2 load --cgroup /etc/passwd
-	assert_equal "$stderr" "lowtrace: --cgroup /etc/passwd: not a cgroup v2 directory"
-	if [ -n "$CG2_ROOT" ]; then
-		lt_fails 2 load --cgroup "$CG2_ROOT/cgroup.procs"
-		assert_equal "$stderr" "lowtrace: --cgroup $CG2_ROOT/cgroup.procs: not a cgroup v2 directory"
-		lt_fails 2 profile -c "$CG2_ROOT/cgroup.procs" --duration 1
-		assert_equal "$stderr" "lowtrace: --cgroup $CG2_ROOT/cgroup.procs: not a cgroup v2 directory"
-	fi
+	assert_equal "$stderr" "lowtrace: --cgroup /etc/passwd: not a cgroup directory"
+	lt_fails 2 load --cgroup "$ID_ROOT/cgroup.procs"
+	assert_equal "$stderr" "lowtrace: --cgroup $ID_ROOT/cgroup.procs: not a cgroup directory"
+	lt_fails 2 profile -c "$ID_ROOT/cgroup.procs" --duration 1
+	assert_equal "$stderr" "lowtrace: --cgroup $ID_ROOT/cgroup.procs: not a cgroup directory"
 	assert_nothing_loaded
 	# a usage error is one before "already loaded"
 	run -0 "$LT" load --probes exec
 	lt_fails 2 load --cgroup /etc/passwd
-	assert_equal "$stderr" "lowtrace: --cgroup /etc/passwd: not a cgroup v2 directory"
+	assert_equal "$stderr" "lowtrace: --cgroup /etc/passwd: not a cgroup directory"
 }
 
 @test "load --state, --max-threads, --max-conns: bad values exit 2 with one line, nothing loaded" {

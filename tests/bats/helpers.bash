@@ -415,10 +415,10 @@ own_cgroup_path() {
 	echo "${path:-/}"
 }
 
-# new_cgroup: create a child cgroup v2 directory, removed by teardown; sets
+# new_cgroup: create a child cgroup of the identity hierarchy, removed by teardown; sets
 # NEW_CG (not a $(...): teardown must see the list)
 new_cgroup() {
-	NEW_CG="$CG2_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM"
+	NEW_CG="$ID_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM"
 	mkdir "$NEW_CG"
 	LT_CGROUPS+=("$NEW_CG")
 }
