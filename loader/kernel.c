@@ -820,6 +820,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 	bpf_map__set_max_entries(s->skel->maps.lt_events, o->ringbuf_size);
 	s->skel->rodata->lt_cfg_ring_size = o->ringbuf_size;
 	err = set_autocreate(s->skel->obj, o->probes);
+	/* exec, exit and fork count into it; the cgroup tracker frees a dead cgroup's there */
+	bpf_map__set_autocreate(s->skel->maps.lt_cg_counts, true);
 	if (!err)
 		err = set_state(s, o);
 	if (!err)

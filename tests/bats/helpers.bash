@@ -43,7 +43,8 @@ sk_local() {
 		! tp_preemptible && [ -z "${LOWTRACE_TP_LEVEL:-}" ]
 }
 
-# with_tp NAME...: the names (program names: with lt_lost_flush), plus where the loader attaches the *_tp programs
+# with_tp NAME...: the names (program names: with lt_lost_flush; both: with the cgroup
+# tracker's), plus where the loader attaches the *_tp programs
 # (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
 # exit, fork, tcp (lt_exec or exec) among them; sorted, on one line. (Not
 # tcp's with --state local: a *_tp program cannot reach socket storage.)
@@ -53,6 +54,12 @@ with_tp() {
 	local n out=("$@")
 	# every suite with programs also loads lt_lost_flush (run by the consumer, never attached)
 	[[ "${1:-}" != lt_* ]] || out+=(lt_lost_flush)
+	# and the cgroup tracker (progs/cgroup.bpf.c), attached: links/cg_*
+	if [[ "${1:-}" == lt_* ]]; then
+		out+=(lt_cg_mkdir lt_cg_rmdir lt_cg_rename)
+	elif [ $# -gt 0 ]; then
+		out+=(cg_mkdir cg_rmdir cg_rename)
+	fi
 	if tp_preemptible || [ -n "${LOWTRACE_TP_LEVEL:-}" ]; then
 		for n in "$@"; do
 			case $n in lt_exec | lt_exit | lt_fork | lt_tcp | exec | exit | fork | tcp) out+=("${n}_tp") ;; esac
@@ -403,6 +410,15 @@ for _c in pids memory cpu cpuacct blkio devices freezer cpuset; do
 	fi
 done
 unset _c _m
+
+# IDENTITY_RE: status's identity line with the default cache cap; CGROUPS_RE: the line of the
+# kernel's names after it
+if [ "$ID_CTRL" = cgroup2 ]; then
+	IDENTITY_RE="^identity: cgroup2 at $ID_ROOT, [0-9]+ v1 hierarchies, [0-9]+ cgroups \(cache cap 16384\)\$"
+else
+	IDENTITY_RE="^identity: cgroup v1 $ID_CTRL at $ID_ROOT, [0-9]+ v1 hierarchies, cgroup2 at ${CG2_ROOT:-\(none\)}, [0-9]+ cgroups \(cache cap 16384\)\$"
+fi
+CGROUPS_RE='^cgroups: [0-9]+ named in the kernel \(cap 8192; [0-9]+ seeded, [0-9]+ born, [0-9]+ died, [0-9]+ renamed, [0-9]+ freed 300 s after death, 0 full, 0 freed at once\)$'
 
 # own_cgroup_path: this shell's cgroup in the identity hierarchy ("/" for the root)
 own_cgroup_path() {

@@ -14,14 +14,15 @@ prog_ids_of() {
 	assert_equal "$stderr" ""
 	# the probe table, then where state lives and the stateful maps of exec (four), exit
 	# (four), fork (three), signal (two), oom, tcp (four) and tcp_retrans (maps.bats checks those)
-	assert_equal "${#lines[@]}" $((5 + ${#ALL_PROBES[@]} + 2 + 19))
+	assert_equal "${#lines[@]}" $((6 + ${#ALL_PROBES[@]} + 2 + 19))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
-	assert_line -n 3 --regexp "^identity: cgroup2 at $CG2_ROOT, [0-9]+ v1 hierarchies, [0-9]+ cgroups \(cache cap 16384\)\$"
-	assert_line -n 4 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$'
+	assert_line -n 3 --regexp "$IDENTITY_RE"
+	assert_line -n 4 --regexp "$CGROUPS_RE"
+	assert_line -n 5 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$'
 	local i name id
-	i=5
+	i=6
 	for name in "${DEFAULT_PROBES[@]}"; do
 		id=$(prog_ids_of "lt_$name")
 		[ -n "$id" ]
