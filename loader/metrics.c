@@ -514,6 +514,48 @@ static void put_caches(struct server *s)
 	}
 }
 
+/* The kernel's names of cgroups (progs/cgroup.bpf.c): how full, and what came and went */
+static void put_cgroup_names(struct server *s)
+{
+	static const char *const ev[] = { "seeded", "born", "died", "renamed", "freed", "full",
+					  "freed_at_once" };
+	struct lt_buf *b = s->body;
+	struct lt_cg_stat cs;
+	uint64_t n, cap, v[7];
+
+	if (!s->idn.tracked || lt_identity_stat(&s->idn, &cs, &n, &cap))
+		return;
+	help_type(b, "lowtrace_cgroup_names", "gauge",
+		  "Cgroups of the identity hierarchy the kernel holds the path of (live, and dead "
+		  "within load --cgroup-grace).");
+	lt_put_s(b, "lowtrace_cgroup_names ");
+	lt_put_u64(b, n);
+	lt_put_c(b, '\n');
+	help_type(b, "lowtrace_cgroup_names_capacity", "gauge",
+		  "Paths the kernel holds at most (load --cgroup-cap).");
+	lt_put_s(b, "lowtrace_cgroup_names_capacity ");
+	lt_put_u64(b, cap);
+	lt_put_c(b, '\n');
+	help_type(b, "lowtrace_cgroups_total", "counter",
+		  "Cgroups of the identity hierarchy: seeded by the load's walk, born, died, renamed; "
+		  "freed a grace after their death; full: born while the names were full (named by "
+		  "the consumers' walks instead); freed_at_once: the death queue was full.");
+	v[0] = cs.seeded;
+	v[1] = cs.born;
+	v[2] = cs.died;
+	v[3] = cs.renamed;
+	v[4] = cs.reaped;
+	v[5] = cs.full;
+	v[6] = cs.queue_full;
+	for (int i = 0; i < 7; i++) {
+		lt_put_s(b, "lowtrace_cgroups_total{event=\"");
+		lt_put_s(b, ev[i]);
+		lt_put_s(b, "\"} ");
+		lt_put_u64(b, v[i]);
+		lt_put_c(b, '\n');
+	}
+}
+
 /* kernel.bpf_stats_enabled: the programs' run_cnt and run_time_ns grow only while it is 1 */
 static bool bpf_stats_on(void)
 {
@@ -898,6 +940,7 @@ static int scrape(struct server *s)
 		      "Kernel memory of a probe's stateful map (memlock in its fdinfo).",
 		      MAP_MEMLOCK);
 	put_caches(s);
+	put_cgroup_names(s);
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_prom *m = lt_probes[i].prom;
 

@@ -140,15 +140,25 @@ struct blame_view {
 	struct lt_blame top[BLAME_SHOWN];
 	int n;
 	struct lt_ident_cache ids;
+	struct lt_identity idn; /* the suite's hierarchy; its names answer for dead cgroups */
 	bool ids_open;
 };
 
 static void blame_load(struct blame_view *v)
 {
+	struct lt_handles h = { .suite = NULL };
+	struct lt_ident_cfg cfg = { .kname = lt_identity_kname, .kctx = &v->idn };
+
+	v->idn.names_fd = -1;
+	v->ids_open = false;
 	v->n = lt_blame_read(v->top, BLAME_SHOWN);
-	if (v->n < 0)
+	if (v->n <= 0) {
 		v->n = 0; /* a suite without the map: nothing to blame */
-	v->ids_open = v->n > 0 && !lt_ident_open(&v->ids, NULL);
+		return;
+	}
+	lt_identity_open(&v->idn, &h);
+	cfg.ctrl = v->idn.ctrl;
+	v->ids_open = !lt_ident_open(&v->ids, &cfg);
 }
 
 /* cgroup `id`'s path, escaped for JSON or text into `b`; false when unknown */
@@ -169,6 +179,7 @@ static void blame_free(struct blame_view *v)
 {
 	if (v->ids_open)
 		lt_ident_close(&v->ids);
+	lt_identity_close(&v->idn);
 }
 
 static void print_blame_text(void)

@@ -40,7 +40,7 @@ struct {
 /* load --cgroup-grace: how long a dead cgroup's name and counts stay */
 const volatile __u64 lt_cfg_cg_grace_ns = LT_CG_GRACE_S * 1000000000ull;
 
-#define CG_REAP_BATCH 8 /* deaths one rmdir frees at most: more than one, so they keep up */
+#define CG_REAP_BATCH 32 /* deaths one rmdir frees at most: more than one, so they keep up */
 
 static __always_inline struct lt_cg_stat *cg_stat(void)
 {

@@ -219,10 +219,10 @@ PY
 }
 
 @test "drops are blamed on the cgroup whose tasks found the ring full: status and lowtrace_drops_by_cgroup_total" {
-	local p="$CG2_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM" drops rel
+	local p="$ID_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM" drops rel
 	mkdir "$p" "$p/storm"
 	LT_CGROUPS+=("$p/storm" "$p/calm" "$p") # removed in this order
-	rel=${p#"$CG2_ROOT"}
+	rel=${p#"$ID_ROOT"}
 	# a ring of two exec records and no consumer: most of the storm drops, then all of
 	# calm's 4 execs (its shell's and 3 /bin/true)
 	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$p"
@@ -247,10 +247,10 @@ PY
 }
 
 @test "a rate limit keeps an exec storm to its cgroup: the calm one loses nothing; throttled is the storm's execs minus its records, in status, stream and metrics" {
-	local p="$CG2_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM" rel thr storm n
+	local p="$ID_ROOT/lowtrace-test-$$-$BATS_TEST_NUMBER-$RANDOM" rel thr storm n
 	mkdir "$p" "$p/storm" "$p/calm"
 	LT_CGROUPS+=("$p/storm" "$p/calm" "$p") # removed in this order
-	rel=${p#"$CG2_ROOT"}
+	rel=${p#"$ID_ROOT"}
 	# a ring of 189 exec records and no consumer: without the limit the storm's 301 execs
 	# (its shell's and 300 /bin/true) fill it and calm's records are dropped (the test
 	# above); with 5/s per cgroup the storm writes 5 at once and 5 a second after that

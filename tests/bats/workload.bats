@@ -75,68 +75,117 @@ sample() {
 	assert_equal "$total" 24
 }
 
-@test "metrics --by: a removed cgroup's counts stay with its unit, its kernel entry goes" {
+# cg_entries: lt_cg_counts' entries, as status counts them
+cg_entries() {
+	"$LT" status --json | jq -r '.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_cg_counts") | .entries'
+}
+
+# churn_cg DIR N: N cgroups made in DIR, each one exec'd in, then removed
+churn_cg() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		mkdir "$1/lt-churn$i.scope"
+		sh -c 'echo $$ >"$1/cgroup.procs" && exec /bin/true' sh "$1/lt-churn$i.scope"
+		rmdir "$1/lt-churn$i.scope"
+	done
+}
+
+@test "metrics --by: a removed cgroup's counts stay with its unit; its kernel entry goes a grace after its death" {
 	local p m="$BATS_TEST_TMPDIR/m" cg
 	new_cgroup
 	p=$NEW_CG
 	mkdir "$p/lt-gone.service"
-	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
+	"$LT" load --probes exec,exit,fork --cgroup "$p" --cgroup-grace 1 >/dev/null
 	metrics_bg --by unit
 	execs "$p/lt-gone.service" 3
 	sleep 0.3
 	scrape_to "$m.1"
 	assert_equal "$(sample "$m.1" 'lowtrace_workload_events_total{probe="exec",unit="lt-gone.service"}')" 4
 	rmdir "$p/lt-gone.service"
-	# a cgroup it has not seen makes the resolver walk the tree again: lt-gone is gone
 	mkdir "$p/lt-next.service"
 	LT_CGROUPS=("$p/lt-next.service" "${LT_CGROUPS[@]}")
 	execs "$p/lt-next.service" 2
 	sleep 0.3
 	scrape_to "$m.2"
+	# within the grace: both entries are there
+	assert_equal "$(cg_entries)" 2
+	# past it, a later death frees lt-gone's name and counts
+	sleep 1.1
+	churn_cg "$p" 1
 	scrape_to "$m.3"
-	# a counter: never down, though its cgroup no longer resolves to the unit
+	# a counter: never down, though its cgroup's entry is gone
 	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exec",unit="lt-gone.service"}')" 4
 	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exec",unit="lt-next.service"}')" 3
 	assert_equal "$(sample "$m.3" 'lowtrace_workload_events_total{probe="exit",unit="lt-gone.service"}')" 4
-	# lt_cg_counts keeps live cgroups only: lt-next's
-	run -0 jq -r '.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_cg_counts") | .entries' \
-		< <("$LT" status --json)
-	assert_output 1
+	# lt_cg_counts keeps lt-next (live) and the churned one (within its grace)
+	assert_equal "$(cg_entries)" 2
+	[ "$(sample "$m.3" 'lowtrace_cgroups_total{event="freed"}')" -ge 1 ]
 }
 
-@test "metrics --by: cgroups removed before any walk saw them leave lt_cg_counts; the caches' gauges" {
-	local p m="$BATS_TEST_TMPDIR/m" i total
+@test "metrics --by container: a container born and dead between two scrapes is counted under its id" {
+	local p m="$BATS_TEST_TMPDIR/m" i total a b
+	a=$(printf 'a1%.0s' {1..32})
+	b=$(printf 'b2%.0s' {1..32})
 	new_cgroup
 	p=$NEW_CG
 	"$LT" load --probes exec,exit,fork --cgroup "$p" >/dev/null
-	metrics_bg --by unit
+	metrics_bg --by container
+	mkdir "$p/docker-$a.scope"
+	LT_CGROUPS=("$p/docker-$a.scope" "${LT_CGROUPS[@]}")
 	scrape_to "$m.0"
-	# 20 short-lived cgroups, each gone before metrics looks: none resolves
-	for ((i = 0; i < 20; i++)); do
-		mkdir "$p/lt-short$i.scope"
-		execs "$p/lt-short$i.scope" 1
-		rmdir "$p/lt-short$i.scope"
-	done
+	# b: made, run and removed between two scrapes (a runtime's short job)
+	mkdir "$p/docker-$b.scope"
+	execs "$p/docker-$b.scope" 2
+	rmdir "$p/docker-$b.scope"
+	execs "$p/docker-$a.scope" 4
 	sleep 0.3
 	scrape_to "$m.1"
-	# a new cgroup: its first scrape walks the whole tree, which no longer has them
-	mkdir "$p/lt-next.service"
-	LT_CGROUPS=("$p/lt-next.service" "${LT_CGROUPS[@]}")
-	execs "$p/lt-next.service" 2
-	sleep 0.3
-	scrape_to "$m.2"
-	scrape_to "$m.3"
-	# their counts stay (counters never go down); their kernel entries and ours went
-	total=$(grep -E '^lowtrace_workload_events_total\{probe="exec",' "$m.3" | awk '{ s += $2 } END { print s }')
-	assert_equal "$total" 43
-	run -0 jq -r '.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_cg_counts") | .entries' \
-		< <("$LT" status --json)
-	assert_output 1
-	assert_equal "$(sample "$m.3" 'lowtrace_cache_entries{cache="by_cgroups"}')" 1
-	assert_equal "$(sample "$m.3" 'lowtrace_cache_entries{cache="by_labels"}')" 2
-	assert_equal "$(sample "$m.3" 'lowtrace_cache_capacity{cache="by_labels"}')" 100
-	[ "$(sample "$m.3" 'lowtrace_cache_entries{cache="by_ident"}')" -le \
-		"$(sample "$m.3" 'lowtrace_cache_capacity{cache="by_ident"}')" ]
+	assert_equal "$(sample "$m.1" "lowtrace_workload_events_total{probe=\"exec\",container=\"$b\"}")" 3
+	assert_equal "$(sample "$m.1" "lowtrace_workload_events_total{probe=\"exec\",container=\"$a\"}")" 5
+	assert_equal "$(sample "$m.1" "lowtrace_workload_events_total{probe=\"exit\",container=\"$b\"}")" 3
+	# nothing under no container
+	[ -z "$(sample "$m.1" 'lowtrace_workload_events_total{probe="exec",container=""}')" ]
+}
+
+@test "metrics --by: 5000 cgroups come and go; lt_cg_counts and the kernel's names hold the live ones, nothing untracked" {
+	local p m="$BATS_TEST_TMPDIR/m" n=5000 k total
+	# the guests emulate their CPUs: fewer cgroups, still more than --cgroup-cap
+	[ -z "${VM_RESULTS:-}" ] || n=600
+	new_cgroup
+	p=$NEW_CG
+	"$LT" load --probes exec,exit,fork --cgroup "$p" --cgroup-grace 1 --cgroup-cap 256 >/dev/null
+	metrics_bg --by unit
+	# a scrape every 0.2 s, well within the grace: each cgroup is seen before its entry goes
+	python3 -c 'import os, sys, time, urllib.request
+while not os.path.exists(sys.argv[2]):
+    urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10).read()
+    time.sleep(0.2)' "$PORT" "$BATS_TEST_TMPDIR/stop" 3>&- &
+	local scraper=$!
+	for ((k = 0; k < 5; k++)); do
+		churn_cg "$p" $((n / 5))
+		scrape_to "$m.$k"
+	done
+	# past the grace, the next deaths free what is left of the churn
+	sleep 1.1
+	churn_cg "$p" 20
+	sleep 1.1
+	churn_cg "$p" 1
+	touch "$BATS_TEST_TMPDIR/stop"
+	wait "$scraper"
+	scrape_to "$m"
+	# every exec counted under a unit, none untracked: lt_cg_counts never filled
+	assert_equal "$(sample "$m" 'lowtrace_workload_untracked_total{probe="exec"}')" 0
+	total=$(grep -E '^lowtrace_workload_events_total\{probe="exec",' "$m" | awk '{ s += $2 } END { print s }')
+	# (no consumer: the ring fills, and what it had no room for is dropped, counted)
+	assert_equal "$total" $(($(sample "$m" 'lowtrace_events_total{probe="exec"}') + $(sample "$m" 'lowtrace_drops_total{probe="exec"}')))
+	[ "$total" -ge $((n + 21)) ]
+	# the names never filled; what is left is the last death's and the live ones
+	assert_equal "$(sample "$m" 'lowtrace_cgroups_total{event="full"}')" 0
+	assert_equal "$(sample "$m" 'lowtrace_cgroups_total{event="freed_at_once"}')" 0
+	[ "$(sample "$m" 'lowtrace_cgroups_total{event="freed"}')" -ge $((n + 20)) ]
+	[ "$(sample "$m" 'lowtrace_cgroup_names')" -le 64 ]
+	assert_equal "$(sample "$m" 'lowtrace_cgroup_names_capacity')" 256
+	[ "$(cg_entries)" -le 2 ]
 }
 
 @test "metrics --by: bad values are usage errors" {
