@@ -207,6 +207,10 @@ $(BUILD)/tests/%.o: tests/unit/%.c | $(BUILD)/lt_syscall_nr.h
 $(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
+# the runtimes' names: a lookup, hit or miss, allocates nothing (malloc counted the same way)
+$(BUILD)/tests/test_runtime: $(BUILD)/tests/test_runtime.o $(CORE_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+
 # the aggregate reader on a real map: the kernel layer (libbpf) with malloc counted
 $(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(KERNEL_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
