@@ -13,7 +13,7 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: build, then tests
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 prometheus \
-	protobuf-compiler curl
+	protobuf-compiler curl podman runc containerd
 # the kernel matrix in qemu (make vmtest)
 DEPS_VM := qemu-system-x86 busybox-static
 # libFuzzer and the sanitizer runtimes of clang-19 (only recommended by it: a system that skips
