@@ -498,7 +498,8 @@ static void meta_clear(struct lt_rt_meta *m)
 {
 	m->source = NULL;
 	m->name_len = m->image_len = m->pod_name_len = m->pod_ns_len = 0;
-	m->plain = m->cut = 0;
+	m->plain = LT_RT_NAME | LT_RT_IMAGE | LT_RT_POD | LT_RT_NS; /* "" needs no escaping */
+	m->cut = 0;
 	m->sandbox = false;
 	m->name[0] = m->image[0] = m->pod_name[0] = m->pod_ns[0] = 0;
 }
