@@ -13,7 +13,7 @@ PKG_CONFIG ?= pkg-config
 # Debian packages: build, then tests
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 prometheus \
-	protobuf-compiler curl
+	protobuf-compiler curl podman runc containerd
 # the kernel matrix in qemu (make vmtest)
 DEPS_VM := qemu-system-x86 busybox-static
 # libFuzzer and the sanitizer runtimes of clang-19 (only recommended by it: a system that skips
@@ -36,7 +36,7 @@ BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/histfmt.c \
 	loader/prom.c loader/sym.c loader/symtab.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
 	loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c \
-	loader/ident.c loader/cfi.c loader/unwind.c loader/rootfile.c
+	loader/ident.c loader/cfi.c loader/unwind.c loader/rootfile.c loader/runtime.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
@@ -205,6 +205,10 @@ $(BUILD)/tests/%.o: tests/unit/%.c | $(BUILD)/lt_syscall_nr.h
 
 # zero-allocation test: every malloc-family call goes through a counter
 $(BUILD)/tests/test_alloc: $(BUILD)/tests/test_alloc.o $(CORE_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+
+# the runtimes' names: a lookup, hit or miss, allocates nothing (malloc counted the same way)
+$(BUILD)/tests/test_runtime: $(BUILD)/tests/test_runtime.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 # the aggregate reader on a real map: the kernel layer (libbpf) with malloc counted
