@@ -81,6 +81,8 @@ help:
 	@echo "make test-asan  the unit tests built with AddressSanitizer and UBSan (as root)"
 	@echo "make fuzz       build the libFuzzer targets (tests/fuzz/), run each FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make vmtest     the tests in qemu on Debian kernels (KERNELS=\"$(KERNELS)\")"
+	@echo "                CGROUPS=v1: guests with only cgroup v1 hierarchies (an Amazon Linux 2"
+	@echo "                node), the identity tests, results in build/vm/SERIES-v1"
 	@echo "make svctest    the systemd units in a guest booted into systemd (SVC_KERNEL=$(SVC_KERNEL))"
 	@echo "make fleettest  three guests on three kernels scraped by Prometheus (FLEET_KERNELS)"
 	@echo "make install    the binary, systemd units and man page under PREFIX ($(PREFIX)),"
@@ -314,12 +316,14 @@ fuzz: $(DEPS_STAMP)
 	$(SAN_ENV) tests/fuzz/run $(FUZZ_SECONDS)
 
 # ---- kernel matrix: the same tests in qemu on Debian kernels (tests/vm/vmtest) ----
-# make vmtest [KERNELS="5.10 6.1 6.12 7.2"]; results in build/vm/
+# make vmtest [KERNELS="5.10 6.1 6.12 7.2"] [CGROUPS=v1]; results in build/vm/
+# (CGROUPS=v1: a cgroup-v1 node, results in build/vm/SERIES-v1)
 KERNELS ?= 5.10 6.1 6.12 7.2
+CGROUPS ?= v2
 .PHONY: vmtest
 vmtest: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
-	tests/vm/vmtest $(KERNELS)
+	VMTEST_CGROUPS=$(CGROUPS) tests/vm/vmtest $(KERNELS)
 
 # the units of `make install` in a guest booted into systemd (tests/vm/systemd.bats), one kernel
 SVC_KERNEL ?= 6.12
