@@ -16,7 +16,8 @@ struct lt_buf {
 /*
  * Room one encoded record may need: the worst case is an exec record whose
  * every byte is escaped as \u00XX (6 bytes) in JSON, plus its identity (a
- * 256-byte cgroup path and a 128-byte unit, escaped too). Callers flush when
+ * cgroup path of up to 1024 bytes, a 128-byte unit, and the runtime's names: 576
+ * bytes; escaped too). Callers flush when
  * less than this is free, so the encoders below do not check bounds per byte.
  */
 #define LT_ENC_MAX (48 * 1024)

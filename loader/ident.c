@@ -84,6 +84,7 @@ struct ident_impl {
 	uint64_t whole_scan_ns; /* the last rescan that had room for every cgroup it walked */
 	bool scanned, cut; /* cut: this walk left a cgroup out (the cache was full) */
 	struct lt_ident_stats st;
+	struct lt_rt_cache rt; /* cfg.runtime */
 };
 
 /* ---- derivation ---- */
@@ -172,6 +173,7 @@ void lt_ident_derive(const char *path, size_t len, struct lt_ident *id)
 
 	id->cid_len = id->pod_len = id->unit_len = 0;
 	id->container_id[0] = id->pod_uid[0] = id->unit[0] = 0;
+	id->meta = NULL;
 	while (i < len) {
 		size_t k;
 		const char *s, *cid;
@@ -785,9 +787,16 @@ const struct lt_ident *lt_ident_get(struct lt_ident_cache *pc, uint64_t cgroup_i
 	if (cgroup_id && (c->root[0] || c->cfg.kname))
 		id = v2_get(c, cgroup_id, now_ns);
 	/* a v1 identity hierarchy: the kernel gave the id, no /proc read */
-	if (!c->v1 || !pid || c->cfg.ctrl != LT_CTRL_V2 || (id && (id->cid_len || id->pod_len)))
-		return id;
-	return v1_get(c, pid, id);
+	if (c->v1 && pid && c->cfg.ctrl == LT_CTRL_V2 && !(id && (id->cid_len || id->pod_len)))
+		id = v1_get(c, pid, id);
+	if (id && c->cfg.runtime) {
+		/* every returned identity lives in a mutable entry; the runtime's names are
+		 * looked for once per container (the cache answers the rest) */
+		struct lt_ident *m = (struct lt_ident *)id;
+
+		m->meta = id->cid_len ? lt_rt_get(&c->rt, id->container_id, now_ns) : NULL;
+	}
+	return id;
 }
 
 bool lt_ident_gone(struct lt_ident_cache *pc, uint64_t cgroup_id, uint64_t since_ns)
@@ -991,6 +1000,7 @@ static void impl_free(struct ident_impl *c)
 	free(c->xq);
 	free(c->t.slots);
 	free(c->pt.slots);
+	lt_rt_close(&c->rt);
 	free(c);
 }
 
@@ -1031,7 +1041,9 @@ int lt_ident_open(struct lt_ident_cache *pc, const struct lt_ident_cfg *cfg)
 	c->walk = malloc((size_t)WALK_DEPTH * WALK_BUF);
 	c->xq = malloc((size_t)c->cfg.pid_cap * sizeof(*c->xq));
 	if (!c->e || !c->paths || !c->pe || !c->ppaths || !c->walk || !c->xq ||
-	    lru_init(&c->t, c->cfg.cap) || lru_init(&c->pt, c->cfg.pid_cap)) {
+	    lru_init(&c->t, c->cfg.cap) || lru_init(&c->pt, c->cfg.pid_cap) ||
+	    (c->cfg.runtime &&
+	     lt_rt_open(&c->rt, &(struct lt_rt_cfg){ .root = c->cfg.rt_root }))) {
 		impl_free(c);
 		return -ENOMEM;
 	}
@@ -1063,9 +1075,19 @@ void lt_ident_stats(const struct lt_ident_cache *pc, struct lt_ident_stats *st)
 	if (!c)
 		return;
 	*st = c->st;
+	if (c->cfg.runtime)
+		lt_rt_stats(&c->rt, &st->rt);
 	st->entries = c->t.n;
 	st->v1_entries = c->pt.n;
 	st->v1_cap = c->cfg.pid_cap;
+}
+
+const struct lt_rt_meta *lt_ident_runtime(struct lt_ident_cache *pc, const char *cid,
+					  uint64_t now_ns)
+{
+	struct ident_impl *c = pc->impl;
+
+	return c && c->cfg.runtime ? lt_rt_get(&c->rt, cid, now_ns) : NULL;
 }
 
 const char *lt_ident_root(const struct lt_ident_cache *pc)

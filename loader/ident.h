@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime.h"
+
 #define LT_IDENT_CID_LEN 64 /* container ids: 64 hex digits */
 #define LT_IDENT_POD_LEN 36 /* pod uids: a UUID */
 #define LT_IDENT_UNIT_MAX 128 /* longer unit names are not kept */
@@ -28,6 +30,8 @@ struct lt_ident {
 	char container_id[LT_IDENT_CID_LEN + 1];
 	char pod_uid[LT_IDENT_POD_LEN + 1];
 	char unit[LT_IDENT_UNIT_MAX + 1];
+	/* the runtime's names of container_id (lt_ident_cfg.runtime), NULL: none known */
+	const struct lt_rt_meta *meta;
 };
 
 struct lt_ident_cfg {
@@ -54,6 +58,9 @@ struct lt_ident_cfg {
 	 */
 	int (*kname)(void *ctx, uint64_t id, char *buf, size_t cap);
 	void *kctx;
+	/* names from the container runtimes' files (loader/runtime.c): meta of a container */
+	bool runtime;
+	const char *rt_root; /* tests: the directory that stands for "/" */
 };
 
 /* The controllers a v1 identity hierarchy can be named by (enum lt_cg_ctrl), "cgroup2" first. */
@@ -75,6 +82,7 @@ struct lt_ident_stats {
 	uint64_t v1_lookups, v1_entries, v1_evictions; /* /proc/PID/cgroup reads, per-pid cache */
 	uint64_t v1_cap, v1_expired; /* v1_expired: dropped past their exit's grace */
 	uint64_t knamed; /* misses the kernel's names answered */
+	struct lt_rt_stats rt; /* the runtimes' names */
 };
 
 struct ident_impl;
@@ -114,6 +122,9 @@ bool lt_ident_gone(struct lt_ident_cache *c, uint64_t cgroup_id, uint64_t since_
 void lt_ident_refresh(struct lt_ident_cache *c, uint64_t now_ns);
 
 void lt_ident_stats(const struct lt_ident_cache *c, struct lt_ident_stats *st);
+/* The runtime's names of container `cid` (cfg.runtime), NULL: unknown. Valid until the next call. */
+const struct lt_rt_meta *lt_ident_runtime(struct lt_ident_cache *c, const char *cid,
+					  uint64_t now_ns);
 /* The cgroup2 mount found ("" when none), and how many v1 hierarchies. */
 const char *lt_ident_root(const struct lt_ident_cache *c);
 unsigned int lt_ident_v1_count(const struct lt_ident_cache *c);

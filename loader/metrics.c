@@ -404,6 +404,47 @@ static void put_label_value(struct lt_buf *b, const char *v)
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+/* one label of an info series: ,key="value" (escaped), none when empty */
+static void put_info_label(struct lt_buf *b, const char *key, const char *v)
+{
+	if (!*v)
+		return;
+	lt_put_c(b, ',');
+	lt_put_s(b, key);
+	lt_put_s(b, "=\"");
+	put_label_value(b, v);
+	lt_put_c(b, '"');
+}
+
+/*
+ * --by container: the runtime's names of each container that has a series of its own, as
+ * an info series to join on `container` (names are not unique: the id stays the label of
+ * the counters). At most --by-max series, each from the runtime's cache: no file is read
+ * for a container already looked up.
+ */
+static void put_container_info(struct by_state *by, struct lt_buf *b)
+{
+	help_type(b, "lowtrace_container_info", "gauge",
+		  "1 for each container with a series of its own in "
+		  "lowtrace_workload_events_total: its name, image, pod name and namespace as its "
+		  "runtime gives them (join on container).");
+	for (unsigned int i = 0; i < by->nlabels && i < by->max; i++) {
+		const struct lt_rt_meta *m;
+
+		if (!by->labels[i].name[0] ||
+		    !(m = lt_ident_runtime(&by->ident, by->labels[i].name, by->now_ns)))
+			continue;
+		lt_put_s(b, "lowtrace_container_info{container=\"");
+		lt_put_s(b, by->labels[i].name);
+		lt_put_c(b, '"');
+		put_info_label(b, "container_name", m->name);
+		put_info_label(b, "image", m->image);
+		put_info_label(b, "pod_name", m->pod_name);
+		put_info_label(b, "pod_namespace", m->pod_ns);
+		lt_put_s(b, "} 1\n");
+	}
+}
+
 static int put_by(struct server *s)
 {
 	static const char *const kinds[LT_CG_KINDS] = { "exec", "exit", "fork" };
@@ -470,6 +511,8 @@ static int put_by(struct server *s)
 		lt_put_u64(b, s->counts[i].cg_full);
 		lt_put_c(b, '\n');
 	}
+	if (by->kind == BY_CONTAINER)
+		put_container_info(by, b);
 	return 0;
 }
 
@@ -706,6 +749,8 @@ static int suite_open(struct server *s)
 								  .ctrl = s->idn.ctrl,
 								  .kname = lt_identity_kname,
 								  .kctx = &s->idn,
+								  .runtime = s->by.kind ==
+									     BY_CONTAINER,
 							  })) {
 		suite_close(s);
 		return lt_error(LT_FAIL, "out of memory");
@@ -733,6 +778,9 @@ static int suite_open(struct server *s)
 	s->need = BODY_BASE + (BLAME_SERIES + LT_PROBE_SLOTS) * BLAME_LINE;
 	if (s->by.kind != BY_NONE) /* a label is at most 128 bytes, escaped 256 */
 		s->need += ((size_t)s->by.max + 1) * LT_CG_KINDS * 384;
+	if (s->by.kind == BY_CONTAINER) /* its info series: the runtime's names, escaped */
+		s->need += (size_t)s->by.max * 2 * (LT_RT_NAME_MAX + LT_RT_IMAGE_MAX + LT_RT_POD_MAX +
+						    LT_RT_NS_MAX + 256);
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe *p = &lt_probes[i];
 

@@ -65,6 +65,7 @@ static const struct opt_desc descs[] = {
 	OPT_NUM("duration", LT_O_DURATION, 86400 * 365, false, ZERO_AT_LEAST_1),
 	OPT("follow", LT_O_FOLLOW, FLAG),
 	OPT("container", LT_O_CONTAINER, STR),
+	OPT("container-name", LT_O_CONTAINER_NAME, STR),
 	OPT("unit", LT_O_UNIT, STR),
 	OPT_NUM("ident-cap", LT_O_IDENT_CAP, 1u << 20, true, ZERO_AT_LEAST_1),
 	OPT_NUM("interval", LT_O_INTERVAL, 86400, false, ZERO_AT_LEAST_1),
@@ -362,7 +363,8 @@ const int lt_events_keys[] = { LT_O_JSON,	 LT_O_TEXT,	 LT_O_TYPE,
 			       LT_O_PID,	 LT_O_COUNT,	 LT_O_DURATION,
 			       LT_O_FOLLOW,	 LT_O_CONTAINER, LT_O_UNIT,
 			       LT_O_IDENT_CAP,	 LT_O_OUTPUT,	 LT_O_ROTATE_SIZE,
-			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	 0 };
+			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	 LT_O_CONTAINER_NAME,
+			       0 };
 
 static const struct config_section {
 	const char *name;

@@ -62,6 +62,7 @@ enum lt_opt_key {
 	LT_O_IDENT_CGROUP,
 	LT_O_CG_GRACE,
 	LT_O_CG_CAP,
+	LT_O_CONTAINER_NAME,
 };
 
 /*

@@ -309,6 +309,43 @@ static void put_fields_text(struct lt_buf *b, const struct lt_field *f, const un
 	b->len = o - b->p;
 }
 
+/* one name of the runtime's: key=value or "key":"value", copied as it is when plain */
+static void put_name(struct lt_buf *b, const char *key, const char *v, size_t n, bool plain,
+		     bool json)
+{
+	if (!n)
+		return;
+	if (json) {
+		lt_put_mem(b, ",\"", 2);
+		lt_put_s(b, key);
+		lt_put_mem(b, "\":", 2);
+		if (plain) {
+			lt_put_c(b, '"');
+			lt_put_mem(b, v, n);
+			lt_put_c(b, '"');
+		} else {
+			lt_put_json_str(b, v, n);
+		}
+		return;
+	}
+	lt_put_c(b, ' ');
+	lt_put_s(b, key);
+	lt_put_c(b, '=');
+	if (plain)
+		lt_put_mem(b, v, n);
+	else
+		lt_put_text_str(b, v, n);
+}
+
+/* The container runtime's names of the record's container, each when it gave one. */
+static void put_meta(struct lt_buf *b, const struct lt_rt_meta *m, bool json)
+{
+	put_name(b, "container_name", m->name, m->name_len, m->plain & LT_RT_NAME, json);
+	put_name(b, "image", m->image, m->image_len, m->plain & LT_RT_IMAGE, json);
+	put_name(b, "pod_name", m->pod_name, m->pod_name_len, m->plain & LT_RT_POD, json);
+	put_name(b, "pod_namespace", m->pod_ns, m->pod_ns_len, m->plain & LT_RT_NS, json);
+}
+
 /* The identity keys: cgroup whenever known, the others only when the path names them. */
 static void put_ident_json(struct lt_buf *b, const struct lt_ident *id)
 {
@@ -340,6 +377,8 @@ static void put_ident_json(struct lt_buf *b, const struct lt_ident *id)
 			lt_put_json_str(b, id->unit, id->unit_len);
 		}
 	}
+	if (id->meta)
+		put_meta(b, id->meta, true);
 }
 
 static void put_ident_text(struct lt_buf *b, const struct lt_ident *id)
@@ -364,6 +403,8 @@ static void put_ident_text(struct lt_buf *b, const struct lt_ident *id)
 		else
 			lt_put_text_str(b, id->unit, id->unit_len);
 	}
+	if (id->meta)
+		put_meta(b, id->meta, false);
 }
 
 void lt_encode_json_id(struct lt_buf *b, const struct lt_probe *p, const struct lt_rec *r,

@@ -37,6 +37,8 @@ static const char events_opts_help[] =
 	"                         only; a record larger than BYTES gets a file of its own\n"
 	"    --rotate-keep N      the rotated files kept, FILE.1 .. FILE.N (default 5)\n"
 	"    --container PREFIX   only records of a container whose id starts with PREFIX\n"
+	"    --container-name N   only records of containers the runtime names N (docker,\n"
+	"                         podman, containerd, CRI-O: from their files on this node)\n"
 	"    --unit NAME          only records of this unit (NAME.service or NAME.scope)\n"
 	"    --ident-cap N        cgroups the identity cache keeps (default 16384)\n";
 
@@ -44,7 +46,7 @@ static void help_events(void)
 {
 	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
 	       "SYNOPSIS\n    lowtrace events [--json|--text] [--type LIST] [--pid PID]"
-	       " [--count N] [--duration SECS]\n                    [--follow] [--container PREFIX]"
+	       " [--count N] [--duration SECS]\n                    [--follow] [--container PREFIX] [--container-name N]"
 	       " [--unit NAME] [--ident-cap N]\n"
 	       "                    [-o FILE [--rotate-size BYTES] [--rotate-keep N]] [--config "
 	       "FILE]\n\n"
@@ -104,6 +106,7 @@ struct stream {
 	uint64_t rotate_size;
 	unsigned int rotate_keep;
 	const char *container; /* id prefix, NULL: all */
+	const char *cname; /* --container-name, NULL: all */
 	size_t container_len;
 	const char *unit; /* NULL: all */
 	uint32_t ident_cap;
@@ -131,13 +134,15 @@ static void settle(struct stream *s)
 		lt_ring_release(s->ring, lt_out_done(&s->out));
 }
 
-/* Does the record pass --container and --unit? */
+/* Does the record pass --container, --unit and --container-name? */
 static bool ident_match(const struct stream *s, const struct lt_ident *id)
 {
 	if (s->container && (!id || id->cid_len < s->container_len ||
 			     memcmp(id->container_id, s->container, s->container_len)))
 		return false;
 	if (s->unit && (!id || strcmp(id->unit, s->unit)))
+		return false;
+	if (s->cname && (!id || !id->meta || strcmp(id->meta->name, s->cname)))
 		return false;
 	return true;
 }
@@ -545,6 +550,7 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 	lt_catch_stop();
 	sigaction(SIGUSR1, &usr, NULL);
 	cfg.cap = s->ident_cap;
+	cfg.runtime = true;
 	/* the suite's identity hierarchy, and the kernel's names of its cgroups */
 	lt_identity_open(&s->idn, h);
 	cfg.ctrl = s->idn.ctrl;
@@ -653,6 +659,9 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 	case LT_O_UNIT:
 		s->unit = arg;
 		return LT_OK;
+	case LT_O_CONTAINER_NAME:
+		s->cname = arg;
+		return LT_OK;
 	case LT_O_IDENT_CAP:
 		s->ident_cap = num;
 		return LT_OK;
@@ -724,6 +733,7 @@ int cmd_run(int argc, char **argv)
 				    LT_O_STATE,	      LT_O_MAX_THREADS, LT_O_MAX_CONNS,
 				    LT_O_RATE_LIMIT,  LT_O_NO_SHED,	LT_O_CONTAINER,
 				    LT_O_UNIT,	      LT_O_IDENT_CAP,	LT_O_OUTPUT,
+				    LT_O_CONTAINER_NAME,
 				    LT_O_ROTATE_SIZE, LT_O_ROTATE_KEEP, 0 };
 	static struct stream s = { .rotate_keep = 5 };
 	struct run_cli c = { .s = &s };
