@@ -10,6 +10,7 @@
  *   peerwork yield N         sched_yield ping-pong of two threads on one CPU
  *   peerwork dwrite N PATH   one 4 KiB O_DIRECT write (and its completion)
  *   peerwork connect N       one loopback TCP connection, 10 bytes each way
+ *   peerwork cgroup N DIR    mkdir + rmdir of a cgroup below DIR
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -22,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -167,6 +169,14 @@ int main(int argc, char **argv)
 			if (pwrite(fd, buf, 4096, (i % 256) * 4096) != 4096)
 				die("pwrite");
 		close(fd);
+	} else if (!strcmp(mode, "cgroup") && argc > 3) {
+		char d[4096];
+
+		snprintf(d, sizeof(d), "%s/lt-peerwork-%d", argv[3], (int)getpid());
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			if (mkdir(d, 0755) || rmdir(d))
+				die("mkdir/rmdir");
 	} else if (!strcmp(mode, "spin")) {
 		spin_all(n);
 	} else if (!strcmp(mode, "connect")) {
