@@ -912,13 +912,13 @@ static void put_blame(struct server *s)
 		return; /* a suite without lt_drop_cg */
 	put_blame_family(
 		s, n, "lowtrace_drops_by_cgroup_total",
-		"Records the ring had no room for, per probe and cgroup v2 path of the task "
+		"Records the ring had no room for, per probe and cgroup path of the task "
 		"they were for (the " STR(BLAME_SERIES) " largest; the rest per probe in "
 							"cgroup=\"other\").",
 		false);
 	put_blame_family(
 		s, n, "lowtrace_throttled_by_cgroup_total",
-		"Events a rate limit (load --rate-limit) held back, per probe and cgroup v2 "
+		"Events a rate limit (load --rate-limit) held back, per probe and cgroup "
 		"path of the task they were for (the " STR(
 			BLAME_SERIES) " largest; the "
 				      "rest per probe in cgroup=\"other\").",

@@ -60,10 +60,13 @@ static void help_events(void)
 	       "    records its ring still holds are printed, then events exits 6, or with\n"
 	       "    --follow streams on from the next suite's first record. SIGUSR1 prints\n"
 	       "    one line on stderr: the identity cache's cgroups and processes against\n"
-	       "    their caps, its evictions and expiries, the walks and rotations.\n");
+	       "    their caps, its evictions and expiries, the walks and rotations, the\n"
+	       "    cgroups the kernel named and the /proc reads.\n");
 	lt_probe_fields_help(stdout);
-	printf("    Records of a task also have, when known: cgroup (its cgroup v2 path),\n"
-	       "    container_id, pod_uid, unit (each absent when the path names none).\n");
+	printf("    Records of a task also have, when known: cgroup (its path in the identity\n"
+	       "    hierarchy, see status), container_id, pod_uid, unit (each absent when the\n"
+	       "    path names none), and container_name, image, pod_name, pod_namespace\n"
+	       "    from the container runtime's own files on this node.\n");
 	printf("    Kernel strings are untrusted: JSON escapes control bytes and invalid\n"
 	       "    UTF-8 as \\u00XX; text escapes every non-printable byte.\n\n"
 	       "OPTIONS\n%s"

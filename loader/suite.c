@@ -70,8 +70,12 @@ static void help_status(void)
 	       "    CPU) that no fallback program took over; up to that many records may be\n"
 	       "    missing.\n"
 	       "    Also the ring size and filters, and where workload identity comes from:\n"
-	       "    the cgroup2 mount, the v1 hierarchies beside it, the cgroups there now and\n"
-	       "    the cap of the identity cache of events and run (--ident-cap).\n"
+	       "    the identity hierarchy the suite's ids are in (cgroup2, or a v1\n"
+	       "    controller's: load --identity-cgroup) and its mount, the v1 hierarchies,\n"
+	       "    the cgroup2 mount, the cgroups there now and the cap of the identity cache\n"
+	       "    of events and run (--ident-cap); then the cgroups the kernel names (seeded\n"
+	       "    at load, born, died, renamed, freed a grace after their death, not named\n"
+	       "    for lack of room).\n"
 	       "    Then where per-thread and per-socket state lives (state: task-local or\n"
 	       "    socket-local storage, or bounded hashes), and for each loaded probe its\n"
 	       "    stateful maps: MAP, the kernel's TYPE, ENTRIES in use and MAX, so a map\n"
@@ -93,7 +97,7 @@ static void help_status(void)
 /* ---- status ---- */
 
 /*
- * Where identity comes from on this machine: the cgroup2 mount, the v1
+ * Where identity comes from on this machine: the suite's identity hierarchy, the v1
  * hierarchies beside it, and the cgroups a walk finds now (what the cache of
  * events and run starts with, up to its cap).
  */
