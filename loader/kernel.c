@@ -435,13 +435,21 @@ static int pin_all(struct lt_suite *s, const char *dir)
 			return err;
 	}
 	for (int i = 0; i < 3; i++) {
+		const char *name = bpf_program__name(cg_prog(s, i));
+
 		if (!s->cg_links[i])
 			continue;
-		snprintf(path, sizeof(path), "%s/links/%s", dir,
-			 lt_link_name(bpf_program__name(cg_prog(s, i))));
+		snprintf(path, sizeof(path), "%s/links/%s", dir, lt_link_name(name));
 		err = bpf_link__pin(s->cg_links[i], path);
 		if (!err)
 			err = pin_perm(s, path, 0660);
+		if (!err && s->pin_group) {
+			/* its run statistics for the group's readers, as every link's */
+			snprintf(path, sizeof(path), "%s/progs/%s", dir, name);
+			err = bpf_program__pin(cg_prog(s, i), path);
+			if (!err)
+				err = pin_perm(s, path, 0660);
+		}
 		if (err)
 			return err;
 	}

@@ -736,7 +736,8 @@ int cmd_run(int argc, char **argv)
 				    LT_O_STATE,	      LT_O_MAX_THREADS, LT_O_MAX_CONNS,
 				    LT_O_RATE_LIMIT,  LT_O_NO_SHED,	LT_O_CONTAINER,
 				    LT_O_UNIT,	      LT_O_IDENT_CAP,	LT_O_OUTPUT,
-				    LT_O_CONTAINER_NAME,
+				    LT_O_CONTAINER_NAME, LT_O_IDENT_CGROUP, LT_O_CG_GRACE,
+				    LT_O_CG_CAP,
 				    LT_O_ROTATE_SIZE, LT_O_ROTATE_KEEP, 0 };
 	static struct stream s = { .rotate_keep = 5 };
 	struct run_cli c = { .s = &s };

@@ -90,14 +90,14 @@ local_or_skip() {
 		skip "no perf_event links before 5.15 ($(uname -r)): lt_tcp_tp cannot stay attached"
 	run -0 env "${env[@]}" "$LT" load --probes syscalls,tcp
 	run -0 ls "$PIN/links"
-	assert_output "$(printf '%s\n' sys_e sys_x tcp tcp_nest tcp_tp)"
+	assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir sys_e sys_x tcp tcp_nest tcp_tp)"
 	run -0 "$LT" status
 	assert_line "state: task-local storage, per-socket bounded hash"
 	assert_line --regexp '^tcp +lt_tcp_conns +hash +[0-9]+ +65536$'
 	run -0 "$LT" unload
 	run -0 env "${env[@]}" "$LT" load --probes syscalls,tcp --state local
 	run -0 ls "$PIN/links"
-	assert_output "$(printf '%s\n' sys_e sys_x tcp tcp_nest tcp_sweep)"
+	assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir sys_e sys_x tcp tcp_nest tcp_sweep)"
 	run -0 "$LT" status --json
 	assert_equal "$(jq -c .state <<<"$output")" '{"task":"local","sk":"local"}'
 }

@@ -61,9 +61,9 @@ open_hook() {
 	# where perf links exist, the six classic tracepoints; before, the two raw ones
 	run -0 ls "$PIN/links"
 	if perf_links; then
-		assert_output "$(printf '%s\n' open_eat open_eat2 open_eo open_xat open_xat2 open_xo)"
+		assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir open_eat open_eat2 open_eo open_xat open_xat2 open_xo)"
 	else
-		assert_output "$(printf '%s\n' open_e open_x)"
+		assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir open_e open_x)"
 	fi
 }
 
