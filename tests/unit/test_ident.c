@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <errno.h>
+
 #include "ident.h"
+#include "lt_abi.h"
 #include "tap.h"
 
 #define MS 1000000ull
@@ -495,6 +498,96 @@ static void v1_timing(void)
 	lt_ident_close(&c);
 }
 
+/* the hierarchy load picks, from mountinfos of each kind of node */
+static void pick_cases(void)
+{
+	static const char hybrid[] =
+		"31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n"
+		"32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n"
+		"35 31 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n"
+		"39 31 0:36 / /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n"
+		"40 31 0:37 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n"
+		"41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+	static const char v2[] = "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n";
+	/* Amazon Linux 2 / RHEL 7: cpu,cpuacct co-mounted, no pids, no cgroup2 */
+	static const char al2[] =
+		"25 1 0:21 / /sys/fs/cgroup rw - tmpfs tmpfs ro,mode=755\n"
+		"26 25 0:22 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd\n"
+		"29 25 0:25 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n"
+		"30 25 0:26 / /sys/fs/cgroup/blkio rw - cgroup cgroup rw,blkio\n";
+	char mi[400], m[512];
+	int r;
+
+	snprintf(mi, sizeof(mi), "%s/mi-pick", tmp);
+	write_file("mi-pick", hybrid);
+	r = lt_ident_pick(NULL, mi, m, sizeof(m));
+	ok(r == LT_CTRL_PIDS && !strcmp(m, "/sys/fs/cgroup/pids"), "hybrid: auto picks pids (%d %s)",
+	   r, m);
+	r = lt_ident_pick("cgroup2", mi, m, sizeof(m));
+	ok(r == LT_CTRL_V2 && !strcmp(m, "/sys/fs/cgroup/unified"), "hybrid: cgroup2 when asked (%s)",
+	   m);
+	r = lt_ident_pick("memory", mi, m, sizeof(m));
+	ok(r == LT_CTRL_MEMORY && !strcmp(m, "/sys/fs/cgroup/memory"), "hybrid: memory when asked");
+	ok(lt_ident_pick("freezer", mi, m, sizeof(m)) == -ENOENT, "an unmounted controller: ENOENT");
+	ok(lt_ident_pick("net_cls", mi, m, sizeof(m)) == -EINVAL, "an unknown one: EINVAL");
+	write_file("mi-pick", v2);
+	r = lt_ident_pick("auto", mi, m, sizeof(m));
+	ok(r == LT_CTRL_V2 && !strcmp(m, "/sys/fs/cgroup"), "cgroup2 only: cgroup2 (%d %s)", r, m);
+	write_file("mi-pick", al2);
+	r = lt_ident_pick(NULL, mi, m, sizeof(m));
+	ok(r == LT_CTRL_CPU && !strcmp(m, "/sys/fs/cgroup/cpu,cpuacct"),
+	   "cgroup v1, cpu,cpuacct co-mounted, no pids or memory: cpu's mount (%d %s)", r, m);
+	r = lt_ident_pick("cpuacct", mi, m, sizeof(m));
+	ok(r == LT_CTRL_CPUACCT && !strcmp(m, "/sys/fs/cgroup/cpu,cpuacct"),
+	   "cpuacct: the co-mount too");
+	ok(lt_ident_pick("cgroup2", mi, m, sizeof(m)) == -ENOENT, "no cgroup2 there: ENOENT");
+}
+
+/* a kernel that named cgroups: kname answers what no walk can find */
+static int fake_calls;
+
+static int fake_kname(void *ctx, uint64_t id, char *buf, size_t cap)
+{
+	const char *p = ctx;
+	size_t n = strlen(p);
+
+	fake_calls++;
+	if (id != 777777 || n > cap)
+		return -1;
+	memcpy(buf, p, n);
+	return (int)n;
+}
+
+static void kname_cases(void)
+{
+	char path[200], mi[400], root[300];
+	struct lt_ident_cfg cfg = { .kname = fake_kname, .kctx = path, .ctrl = LT_CTRL_PIDS };
+	struct lt_ident_cache c;
+	struct lt_ident_stats st;
+	const struct lt_ident *id;
+	uint64_t t = mono();
+
+	snprintf(path, sizeof(path), "/libpod_parent/libpod-%s", H64);
+	snprintf(root, sizeof(root), "%s/pids", tmp);
+	mkdir(root, 0755);
+	snprintf(mi, sizeof(mi), "39 31 0:36 / %s rw - cgroup cgroup rw,pids\n", root);
+	write_file("mi-kname", mi);
+	snprintf(mi, sizeof(mi), "%s/mi-kname", tmp);
+	cfg.mountinfo = mi;
+	ok(!lt_ident_open(&c, &cfg), "open on a v1 pids hierarchy");
+	ok(!strcmp(lt_ident_root(&c), root), "its root is the pids mount");
+	id = lt_ident_get(&c, 777777, 4242, t);
+	ok(id && !strcmp(id->cgroup, path) && !strcmp(id->container_id, H64),
+	   "an id no walk finds: named by the kernel (%s)", id ? id->cgroup : "NULL");
+	id = lt_ident_get(&c, 777777, 4242, t + MS);
+	lt_ident_stats(&c, &st);
+	ok(id && fake_calls == 1 && st.knamed == 1 && st.hits == 1,
+	   "asked once, then a hit (%d calls)", fake_calls);
+	ok(st.v1_lookups == 0, "a v1 identity hierarchy reads no /proc/PID/cgroup");
+	ok(!lt_ident_get(&c, 888888, 4242, t + 2 * MS), "an id neither names: unknown");
+	lt_ident_close(&c);
+}
+
 int main(void)
 {
 	snprintf(tmp, sizeof(tmp), "/tmp/lt-ident-XXXXXX");
@@ -505,6 +598,8 @@ int main(void)
 	v1_cases();
 	churn_cases();
 	v1_timing();
+	pick_cases();
+	kname_cases();
 	{
 		char cmd[300];
 
