@@ -301,17 +301,15 @@ static bool js_is(struct js *j, char c)
 }
 
 /*
- * The next member of the object entered: 1 with its key in k (cut keys: klen past KEY_MAX) and
- * the cursor at its value, 0 when the object ends (it is left), -1 when malformed.
+ * The next item of the object or array entered (`close` ends it): 1 with the cursor at it, 0
+ * when the container ends (it is left), -1 when malformed.
  */
-static int js_key(struct js *j, bool *first, char *k, size_t *klen)
+static int js_next(struct js *j, bool *first, char close)
 {
-	struct sbuf s = { k, KEY_MAX, 0, false };
-
 	js_ws(j);
 	if (j->p >= j->end)
 		return -1;
-	if (*j->p == '}') {
+	if (*j->p == close) {
 		j->p++;
 		j->depth--;
 		return 0;
@@ -323,6 +321,26 @@ static int js_key(struct js *j, bool *first, char *k, size_t *klen)
 		js_ws(j);
 	}
 	*first = false;
+	return 1;
+}
+
+/* The next element of the array entered: 1 (cursor at it), 0 (the array ends, left), -1. */
+static int js_elem(struct js *j, bool *first)
+{
+	return js_next(j, first, ']');
+}
+
+/*
+ * The next member of the object entered: 1 with its key in k (cut keys: klen past KEY_MAX) and
+ * the cursor at its value, 0 when the object ends (it is left), -1 when malformed.
+ */
+static int js_key(struct js *j, bool *first, char *k, size_t *klen)
+{
+	struct sbuf s = { k, KEY_MAX, 0, false };
+	int r = js_next(j, first, '}');
+
+	if (r <= 0)
+		return r;
 	if (js_string(j, &s))
 		return -1;
 	*klen = s.cut ? KEY_MAX + 1 : s.len;
@@ -333,25 +351,6 @@ static int js_key(struct js *j, bool *first, char *k, size_t *klen)
 	return 1;
 }
 
-/* The next element of the array entered: 1 (cursor at it), 0 (the array ends, left), -1. */
-static int js_elem(struct js *j, bool *first)
-{
-	js_ws(j);
-	if (j->p >= j->end)
-		return -1;
-	if (*j->p == ']') {
-		j->p++;
-		j->depth--;
-		return 0;
-	}
-	if (!*first) {
-		if (*j->p != ',')
-			return -1;
-		j->p++;
-	}
-	*first = false;
-	return 1;
-}
 
 /* Any value at the cursor, checked and passed over. */
 static int js_skip(struct js *j)
