@@ -391,8 +391,7 @@ static void set_path(struct ident_impl *c, struct entry *e, const char *path, si
 }
 
 /* one directory of the walk: path[0, len) below the root ("" for the root) */
-static void seen_dir(struct ident_impl *c, uint64_t id, const char *path, size_t len,
-		     uint64_t now)
+static void seen_dir(struct ident_impl *c, uint64_t id, const char *path, size_t len, uint64_t now)
 {
 	struct entry *e = find(c, id, NULL);
 	const char *p = len ? path : "/";
@@ -479,9 +478,8 @@ static void walk_tree(struct walker *w, int fd)
 	walk(w, fd, 0, 0);
 }
 
-int lt_ident_walk(const char *root, void (*fn)(void *ctx, uint64_t id, const char *path,
-					       size_t len),
-		  void *ctx)
+int lt_ident_walk(const char *root,
+		  void (*fn)(void *ctx, uint64_t id, const char *path, size_t len), void *ctx)
 {
 	struct walker w = { .fn = fn, .ctx = ctx };
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -865,8 +863,8 @@ static void unescape(char *s)
 }
 
 static const char *const ctrl_names[LT_CTRL_N] = {
-	[LT_CTRL_V2] = "cgroup2",	 [LT_CTRL_PIDS] = "pids",     [LT_CTRL_MEMORY] = "memory",
-	[LT_CTRL_CPU] = "cpu",		 [LT_CTRL_CPUACCT] = "cpuacct", [LT_CTRL_BLKIO] = "blkio",
+	[LT_CTRL_V2] = "cgroup2",      [LT_CTRL_PIDS] = "pids",	      [LT_CTRL_MEMORY] = "memory",
+	[LT_CTRL_CPU] = "cpu",	       [LT_CTRL_CPUACCT] = "cpuacct", [LT_CTRL_BLKIO] = "blkio",
 	[LT_CTRL_DEVICES] = "devices", [LT_CTRL_FREEZER] = "freezer", [LT_CTRL_CPUSET] = "cpuset",
 };
 
@@ -947,8 +945,8 @@ static unsigned int cgroup_mounts(const char *mountinfo, char (*mnt)[512])
 int lt_ident_pick(const char *want, const char *mountinfo, char *out, size_t out_len)
 {
 	/* auto's order: what systemd accounts every unit in first, then what runtimes limit */
-	static const int pref[] = { LT_CTRL_PIDS,    LT_CTRL_MEMORY,  LT_CTRL_CPU,
-				    LT_CTRL_CPUACCT, LT_CTRL_BLKIO,   LT_CTRL_DEVICES,
+	static const int pref[] = { LT_CTRL_PIDS,    LT_CTRL_MEMORY, LT_CTRL_CPU,
+				    LT_CTRL_CPUACCT, LT_CTRL_BLKIO,  LT_CTRL_DEVICES,
 				    LT_CTRL_FREEZER, LT_CTRL_CPUSET };
 	char mnt[LT_CTRL_N][512];
 	int ctrl = -1;
@@ -964,7 +962,8 @@ int lt_ident_pick(const char *want, const char *mountinfo, char *out, size_t out
 			ctrl = LT_CTRL_V2;
 	} else {
 		for (int i = 0; i < LT_CTRL_N && ctrl < 0; i++)
-			if (!strcmp(want, ctrl_names[i]) || (i == LT_CTRL_V2 && !strcmp(want, "v2")))
+			if (!strcmp(want, ctrl_names[i]) ||
+			    (i == LT_CTRL_V2 && !strcmp(want, "v2")))
 				ctrl = i;
 		if (ctrl < 0)
 			return -EINVAL;
@@ -1042,8 +1041,7 @@ int lt_ident_open(struct lt_ident_cache *pc, const struct lt_ident_cfg *cfg)
 	c->xq = malloc((size_t)c->cfg.pid_cap * sizeof(*c->xq));
 	if (!c->e || !c->paths || !c->pe || !c->ppaths || !c->walk || !c->xq ||
 	    lru_init(&c->t, c->cfg.cap) || lru_init(&c->pt, c->cfg.pid_cap) ||
-	    (c->cfg.runtime &&
-	     lt_rt_open(&c->rt, &(struct lt_rt_cfg){ .root = c->cfg.rt_root }))) {
+	    (c->cfg.runtime && lt_rt_open(&c->rt, &(struct lt_rt_cfg){ .root = c->cfg.rt_root }))) {
 		impl_free(c);
 		return -ENOMEM;
 	}

@@ -134,9 +134,8 @@ unsigned int lt_ident_v1_count(const struct lt_ident_cache *c);
  * directory's inode) and its path below the root (len 0 for the root). For the loader's
  * seed of the kernel's names; allocates its buffers for the walk. 0, or -errno.
  */
-int lt_ident_walk(const char *root, void (*fn)(void *ctx, uint64_t id, const char *path,
-					       size_t len),
-		  void *ctx);
+int lt_ident_walk(const char *root,
+		  void (*fn)(void *ctx, uint64_t id, const char *path, size_t len), void *ctx);
 
 /*
  * From a cgroup path: container_id, pod_uid and unit (empty when absent).

@@ -772,7 +772,8 @@ int lt_suite_open(const struct lt_load_opts *o, struct lt_suite **out)
 		if (lock_fd >= 0)
 			close(lock_fd);
 		return lt_error(LT_USAGE, "--identity-cgroup %s: %s", o->ident_cgroup,
-				ctrl == -ENOENT ? "no such hierarchy is mounted" : "unknown hierarchy");
+				ctrl == -ENOENT ? "no such hierarchy is mounted"
+						: "unknown hierarchy");
 	}
 	if (o->cgroup) {
 		cg_fd = open_cgroup(o->cgroup, ctrl, mnt, &cg_id);

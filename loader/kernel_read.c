@@ -1150,10 +1150,10 @@ static void read_rodata_vars(const struct bpf_map_info *mi, const char *rodata, 
 	btf__free(btf);
 }
 
-#define RD_VAR(n, o) \
-	{                                                                               \
+#define RD_VAR(n, o)                                                                     \
+	{                                                                                \
 		.name = #n, .out = o, .size = sizeof(((struct lowtrace__rodata *)0)->n), \
-		.skel_off = offsetof(struct lowtrace__rodata, n)                       \
+		.skel_off = offsetof(struct lowtrace__rodata, n)                         \
 	}
 
 static void read_state(const struct bpf_map_info *mi, const char *rodata, struct lt_status *st)

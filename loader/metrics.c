@@ -560,8 +560,8 @@ static void put_caches(struct server *s)
 /* The kernel's names of cgroups (progs/cgroup.bpf.c): how full, and what came and went */
 static void put_cgroup_names(struct server *s)
 {
-	static const char *const ev[] = { "seeded", "born", "died", "renamed", "freed", "full",
-					  "freed_at_once" };
+	static const char *const ev[] = { "seeded", "born", "died",	    "renamed",
+					  "freed",  "full", "freed_at_once" };
 	struct lt_buf *b = s->body;
 	struct lt_cg_stat cs;
 	uint64_t n, cap, v[7];
@@ -580,7 +580,8 @@ static void put_cgroup_names(struct server *s)
 	lt_put_u64(b, cap);
 	lt_put_c(b, '\n');
 	help_type(b, "lowtrace_cgroups_total", "counter",
-		  "Cgroups of the identity hierarchy: seeded by the load's walk, born, died, renamed; "
+		  "Cgroups of the identity hierarchy: seeded by the load's walk, born, died, "
+		  "renamed; "
 		  "freed a grace after their death; full: born while the names were full (named by "
 		  "the consumers' walks instead); freed_at_once: the death queue was full.");
 	v[0] = cs.seeded;
@@ -745,13 +746,13 @@ static int suite_open(struct server *s)
 	if (err)
 		return err;
 	lt_identity_open(&s->idn, &s->h);
-	if (s->by.kind != BY_NONE && lt_ident_open(&s->by.ident, &(struct lt_ident_cfg){
-								  .ctrl = s->idn.ctrl,
-								  .kname = lt_identity_kname,
-								  .kctx = &s->idn,
-								  .runtime = s->by.kind ==
-									     BY_CONTAINER,
-							  })) {
+	if (s->by.kind != BY_NONE &&
+	    lt_ident_open(&s->by.ident, &(struct lt_ident_cfg){
+						.ctrl = s->idn.ctrl,
+						.kname = lt_identity_kname,
+						.kctx = &s->idn,
+						.runtime = s->by.kind == BY_CONTAINER,
+					})) {
 		suite_close(s);
 		return lt_error(LT_FAIL, "out of memory");
 	}
@@ -779,8 +780,8 @@ static int suite_open(struct server *s)
 	if (s->by.kind != BY_NONE) /* a label is at most 128 bytes, escaped 256 */
 		s->need += ((size_t)s->by.max + 1) * LT_CG_KINDS * 384;
 	if (s->by.kind == BY_CONTAINER) /* its info series: the runtime's names, escaped */
-		s->need += (size_t)s->by.max * 2 * (LT_RT_NAME_MAX + LT_RT_IMAGE_MAX + LT_RT_POD_MAX +
-						    LT_RT_NS_MAX + 256);
+		s->need += (size_t)s->by.max * 2 *
+			   (LT_RT_NAME_MAX + LT_RT_IMAGE_MAX + LT_RT_POD_MAX + LT_RT_NS_MAX + 256);
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe *p = &lt_probes[i];
 
@@ -910,19 +911,17 @@ static void put_blame(struct server *s)
 
 	if (n < 0)
 		return; /* a suite without lt_drop_cg */
-	put_blame_family(
-		s, n, "lowtrace_drops_by_cgroup_total",
-		"Records the ring had no room for, per probe and cgroup path of the task "
-		"they were for (the " STR(BLAME_SERIES) " largest; the rest per probe in "
-							"cgroup=\"other\").",
-		false);
-	put_blame_family(
-		s, n, "lowtrace_throttled_by_cgroup_total",
-		"Events a rate limit (load --rate-limit) held back, per probe and cgroup "
-		"path of the task they were for (the " STR(
-			BLAME_SERIES) " largest; the "
-				      "rest per probe in cgroup=\"other\").",
-		true);
+	put_blame_family(s, n, "lowtrace_drops_by_cgroup_total",
+			 "Records the ring had no room for, per probe and cgroup path of the task "
+			 "they were for (the " STR(BLAME_SERIES) " largest; the rest per probe in "
+								 "cgroup=\"other\").",
+			 false);
+	put_blame_family(s, n, "lowtrace_throttled_by_cgroup_total",
+			 "Events a rate limit (load --rate-limit) held back, per probe and cgroup "
+			 "path of the task they were for (the " STR(
+				 BLAME_SERIES) " largest; the "
+					       "rest per probe in cgroup=\"other\").",
+			 true);
 }
 
 /* the whole exposition into s->body; an error status when the suite is gone */

@@ -347,24 +347,21 @@ static int parse_argv(int argc, char **argv, const int *keys, void (*help)(void)
 }
 
 /* the sections a config file may have: the commands that take --config, and their options */
-const int lt_load_keys[] = { LT_O_PROBES,      LT_O_PID,
-			     LT_O_CGROUP,      LT_O_RINGBUF,
-			     LT_O_REPLACE,     LT_O_PER_PID,
-			     LT_O_COUNT_ONLY,  LT_O_STATE,
-			     LT_O_MAX_THREADS, LT_O_MAX_CONNS,
-			     LT_O_RATE_LIMIT,  LT_O_NO_SHED,
-			     LT_O_PIN_GROUP,   LT_O_CONFIG,
-			     LT_O_IDENT_CGROUP, LT_O_CG_GRACE,
-			     LT_O_CG_CAP,      0 };
+const int lt_load_keys[] = { LT_O_PROBES,     LT_O_PID,	       LT_O_CGROUP,
+			     LT_O_RINGBUF,    LT_O_REPLACE,    LT_O_PER_PID,
+			     LT_O_COUNT_ONLY, LT_O_STATE,      LT_O_MAX_THREADS,
+			     LT_O_MAX_CONNS,  LT_O_RATE_LIMIT, LT_O_NO_SHED,
+			     LT_O_PIN_GROUP,  LT_O_CONFIG,     LT_O_IDENT_CGROUP,
+			     LT_O_CG_GRACE,   LT_O_CG_CAP,     0 };
 const int lt_metrics_keys[] = {
 	LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG, 0
 };
-const int lt_events_keys[] = { LT_O_JSON,	 LT_O_TEXT,	 LT_O_TYPE,
-			       LT_O_PID,	 LT_O_COUNT,	 LT_O_DURATION,
-			       LT_O_FOLLOW,	 LT_O_CONTAINER, LT_O_UNIT,
-			       LT_O_IDENT_CAP,	 LT_O_OUTPUT,	 LT_O_ROTATE_SIZE,
-			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	 LT_O_CONTAINER_NAME,
-			       0 };
+const int lt_events_keys[] = {
+	LT_O_JSON,	  LT_O_TEXT,	  LT_O_TYPE,	       LT_O_PID,
+	LT_O_COUNT,	  LT_O_DURATION,  LT_O_FOLLOW,	       LT_O_CONTAINER,
+	LT_O_UNIT,	  LT_O_IDENT_CAP, LT_O_OUTPUT,	       LT_O_ROTATE_SIZE,
+	LT_O_ROTATE_KEEP, LT_O_CONFIG,	  LT_O_CONTAINER_NAME, 0
+};
 
 static const struct config_section {
 	const char *name;

@@ -351,7 +351,6 @@ static int js_key(struct js *j, bool *first, char *k, size_t *klen)
 	return 1;
 }
 
-
 /* Any value at the cursor, checked and passed over. */
 static int js_skip(struct js *j)
 {

@@ -46,7 +46,8 @@ static void help_events(void)
 {
 	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
 	       "SYNOPSIS\n    lowtrace events [--json|--text] [--type LIST] [--pid PID]"
-	       " [--count N] [--duration SECS]\n                    [--follow] [--container PREFIX] [--container-name N]"
+	       " [--count N] [--duration SECS]\n                    [--follow] [--container "
+	       "PREFIX] [--container-name N]"
 	       " [--unit NAME] [--ident-cap N]\n"
 	       "                    [-o FILE [--rotate-size BYTES] [--rotate-keep N]] [--config "
 	       "FILE]\n\n"
@@ -730,15 +731,31 @@ static int run_opt(void *ctx, int key, const char *arg, uint64_t num)
 
 int cmd_run(int argc, char **argv)
 {
-	static const int keys[] = { LT_O_PROBES,      LT_O_PID,		LT_O_CGROUP,
-				    LT_O_RINGBUF,     LT_O_JSON,	LT_O_TEXT,
-				    LT_O_TYPE,	      LT_O_COUNT,	LT_O_DURATION,
-				    LT_O_STATE,	      LT_O_MAX_THREADS, LT_O_MAX_CONNS,
-				    LT_O_RATE_LIMIT,  LT_O_NO_SHED,	LT_O_CONTAINER,
-				    LT_O_UNIT,	      LT_O_IDENT_CAP,	LT_O_OUTPUT,
-				    LT_O_CONTAINER_NAME, LT_O_IDENT_CGROUP, LT_O_CG_GRACE,
+	static const int keys[] = { LT_O_PROBES,
+				    LT_O_PID,
+				    LT_O_CGROUP,
+				    LT_O_RINGBUF,
+				    LT_O_JSON,
+				    LT_O_TEXT,
+				    LT_O_TYPE,
+				    LT_O_COUNT,
+				    LT_O_DURATION,
+				    LT_O_STATE,
+				    LT_O_MAX_THREADS,
+				    LT_O_MAX_CONNS,
+				    LT_O_RATE_LIMIT,
+				    LT_O_NO_SHED,
+				    LT_O_CONTAINER,
+				    LT_O_UNIT,
+				    LT_O_IDENT_CAP,
+				    LT_O_OUTPUT,
+				    LT_O_CONTAINER_NAME,
+				    LT_O_IDENT_CGROUP,
+				    LT_O_CG_GRACE,
 				    LT_O_CG_CAP,
-				    LT_O_ROTATE_SIZE, LT_O_ROTATE_KEEP, 0 };
+				    LT_O_ROTATE_SIZE,
+				    LT_O_ROTATE_KEEP,
+				    0 };
 	static struct stream s = { .rotate_keep = 5 };
 	struct run_cli c = { .s = &s };
 	struct lt_handles h;

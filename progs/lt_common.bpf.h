@@ -96,9 +96,9 @@ const volatile __u32 lt_cfg_cg_ctrl __weak = LT_CTRL_V2;
 /* The kernel's index of the identity hierarchy's controller (enum cgroup_subsys_id); -1: none */
 static __always_inline int lt_cg_ssid(void)
 {
-#define LT_SSID(c, e)                                                                 \
-	case c:                                                                        \
-		return bpf_core_enum_value_exists(enum cgroup_subsys_id, e)            \
+#define LT_SSID(c, e)                                                               \
+	case c:                                                                     \
+		return bpf_core_enum_value_exists(enum cgroup_subsys_id, e)         \
 			       ? (int)bpf_core_enum_value(enum cgroup_subsys_id, e) \
 			       : -1
 	switch (lt_cfg_cg_ctrl) {

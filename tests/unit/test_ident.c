@@ -521,14 +521,15 @@ static void pick_cases(void)
 	snprintf(mi, sizeof(mi), "%s/mi-pick", tmp);
 	write_file("mi-pick", hybrid);
 	r = lt_ident_pick(NULL, mi, m, sizeof(m));
-	ok(r == LT_CTRL_PIDS && !strcmp(m, "/sys/fs/cgroup/pids"), "hybrid: auto picks pids (%d %s)",
-	   r, m);
+	ok(r == LT_CTRL_PIDS && !strcmp(m, "/sys/fs/cgroup/pids"),
+	   "hybrid: auto picks pids (%d %s)", r, m);
 	r = lt_ident_pick("cgroup2", mi, m, sizeof(m));
-	ok(r == LT_CTRL_V2 && !strcmp(m, "/sys/fs/cgroup/unified"), "hybrid: cgroup2 when asked (%s)",
-	   m);
+	ok(r == LT_CTRL_V2 && !strcmp(m, "/sys/fs/cgroup/unified"),
+	   "hybrid: cgroup2 when asked (%s)", m);
 	r = lt_ident_pick("memory", mi, m, sizeof(m));
 	ok(r == LT_CTRL_MEMORY && !strcmp(m, "/sys/fs/cgroup/memory"), "hybrid: memory when asked");
-	ok(lt_ident_pick("freezer", mi, m, sizeof(m)) == -ENOENT, "an unmounted controller: ENOENT");
+	ok(lt_ident_pick("freezer", mi, m, sizeof(m)) == -ENOENT,
+	   "an unmounted controller: ENOENT");
 	ok(lt_ident_pick("net_cls", mi, m, sizeof(m)) == -EINVAL, "an unknown one: EINVAL");
 	write_file("mi-pick", v2);
 	r = lt_ident_pick("auto", mi, m, sizeof(m));
