@@ -549,6 +549,8 @@ static void put_caches(struct server *s)
 			put_cache(b, m, "by_labels", cap ? by->max : by->nlabels);
 			put_cache(b, m, "by_cgroups", cap ? by->cgs_mask + 1 : by->ncgs);
 			put_cache(b, m, "by_folded", cap ? (by->folded_mask + 1) / 2 : by->nfolded);
+			if (by->kind == BY_CONTAINER)
+				put_cache(b, m, "by_runtime_names", cap ? st.rt.cap : st.rt.entries);
 		}
 		if (s->blame_ids_open) {
 			lt_ident_stats(&s->blame_ids, &st);

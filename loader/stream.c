@@ -413,13 +413,18 @@ static void print_stats(struct stream *s)
 	fprintf(stderr,
 		"lowtrace: stats: ident_cgroups=%llu/%llu ident_pids=%llu/%llu evicted=%llu "
 		"expired=%llu pids_evicted=%llu pids_expired=%llu rescans=%llu rotations=%llu "
-		"kernel_named=%llu proc_reads=%llu\n",
+		"kernel_named=%llu proc_reads=%llu containers=%llu/%llu names_found=%llu "
+		"names_skipped=%llu\n",
 		(unsigned long long)st.entries, (unsigned long long)st.cap,
 		(unsigned long long)st.v1_entries, (unsigned long long)st.v1_cap,
 		(unsigned long long)st.evictions, (unsigned long long)st.expired,
 		(unsigned long long)st.v1_evictions, (unsigned long long)st.v1_expired,
 		(unsigned long long)st.rescans, (unsigned long long)s->out.rotations,
-		(unsigned long long)st.knamed, (unsigned long long)st.v1_lookups);
+		(unsigned long long)st.knamed, (unsigned long long)st.v1_lookups,
+		(unsigned long long)st.rt.entries, (unsigned long long)st.rt.cap,
+		(unsigned long long)st.rt.found,
+		(unsigned long long)(st.rt.skipped_big + st.rt.skipped_malformed + st.rt.skipped_link +
+				     st.rt.skipped_type + st.rt.skipped_error));
 }
 
 /* ms left of --duration (~0 without one), 0 when it is over */

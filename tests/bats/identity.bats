@@ -325,7 +325,7 @@ start_events() {
 	# the kernel gave the id: no /proc/PID/cgroup read on a v1 identity hierarchy
 	wait_record "$OUT" ".type == \"exit\" and .pid == $WPID"
 	usr1_stats
-	[[ $STATS =~ proc_reads=0$ ]]
+	[[ $STATS =~ " proc_reads=0 " ]]
 	stop_consumer "$EV_PID"
 	# sh's own records (its opens of cgroup.procs) are from before the move; from the exec on,
 	# the process and its children are the container's

@@ -101,6 +101,15 @@ pwait() {
 	prun "lt-web2-$MARK" sh -c "cat /dev/null; true $MARK"
 	local c=$CID
 	pwait "lt-web2-$MARK"
+	# the stats line counts what was found, and nothing skipped (every file well formed)
+	kill -USR1 "$web"
+	local i st=
+	for ((i = 0; i < 50; i++)); do
+		st=$(grep '^lowtrace: stats: ' "$OUT.txt.err" | tail -n1)
+		[ -n "$st" ] && break
+		sleep 0.1
+	done
+	[[ $st =~ " names_found="([1-9][0-9]*)" names_skipped=0"$ ]]
 	# --container-name: that container's records alone
 	prun "lt-web-$MARK" sh -c "cat /dev/null; true $MARK"
 	local d=$CID
