@@ -121,6 +121,9 @@ static __always_inline int lt_cg_ssid(void)
  * (a task that moved and then execs is named from the exec on). The branch not
  * taken is pruned at load: a cgroup2 node pays nothing for it.
  */
+/* Where the kernel has it (5.11+), the current task as a BTF pointer: plain loads, no helper. */
+#define LT_TASK_BTF bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_get_current_task_btf)
+
 static __always_inline struct cgroup_subsys_state *lt_cg_css(void)
 {
 	struct task_struct *t;
@@ -130,6 +133,11 @@ static __always_inline struct cgroup_subsys_state *lt_cg_css(void)
 
 	if (i < 0 || i >= (int)(bpf_core_field_size(struct css_set, subsys) / sizeof(void *)))
 		return NULL;
+	if (LT_TASK_BTF) {
+		/* i is a constant to the verifier (rodata, CO-RE): a fixed offset */
+		cs = bpf_get_current_task_btf()->cgroups;
+		return cs ? cs->subsys[i] : NULL;
+	}
 	t = (struct task_struct *)bpf_get_current_task();
 	cs = BPF_CORE_READ(t, cgroups);
 	if (!cs || bpf_core_read(&css, sizeof(css), &cs->subsys[i]))
@@ -140,11 +148,20 @@ static __always_inline struct cgroup_subsys_state *lt_cg_css(void)
 static __always_inline __u64 lt_cg_id(void)
 {
 	struct cgroup_subsys_state *css;
+	struct cgroup *cg;
+	struct kernfs_node *kn;
 
 	if (lt_cfg_cg_ctrl == LT_CTRL_V2)
 		return bpf_get_current_cgroup_id();
 	css = lt_cg_css();
-	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+	if (!css)
+		return 0;
+	if (LT_TASK_BTF) {
+		cg = css->cgroup;
+		kn = cg ? cg->kn : NULL;
+		return kn ? kn->id : 0;
+	}
+	return BPF_CORE_READ(css, cgroup, kn, id);
 }
 
 #define LT_CG_DEPTH 16 /* --cgroup in a v1 hierarchy: ancestors looked at (k8s nests 5) */
