@@ -379,6 +379,8 @@ static int source_open(struct source *src, const struct lt_handles *h, struct st
 	return LT_OK;
 }
 
+#define IDENT_REFRESH_MS 10000 /* a walk of the identity hierarchy at least this often */
+
 /* The tcp sweep (every LT_SWEEP_MS, across consumers); one that cannot run is said once. */
 static void sweep(struct stream *s, struct source *src)
 {
@@ -443,7 +445,7 @@ static uint64_t time_left(const struct stream *s, uint64_t start)
  */
 static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 {
-	uint64_t last_check = lt_now_ms(), last_claim = last_check;
+	uint64_t last_check = lt_now_ms(), last_claim = last_check, last_refresh = last_check;
 
 	while (!lt_stop) {
 		uint64_t t, left = time_left(s, start);
@@ -487,6 +489,12 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		if (t - last_check >= 1000) {
 			last_check = t;
 			sweep(s, src);
+			/* the kernel names misses, so no walk would ever drop the entries of
+			 * cgroups since removed: one every IDENT_REFRESH_MS does */
+			if (t - last_refresh >= IDENT_REFRESH_MS) {
+				last_refresh = t;
+				lt_ident_refresh(&s->ident, lt_now_ns(CLOCK_MONOTONIC));
+			}
 			report_losses(src, "");
 			if (lt_pinned_gone(src->h))
 				return LT_GONE;
