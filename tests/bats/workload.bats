@@ -151,7 +151,7 @@ churn_cg() {
 	local p m="$BATS_TEST_TMPDIR/m" n=5000 k total g=1
 	# the guests emulate their CPUs: fewer cgroups, still more than --cgroup-cap, and a
 	# longer grace (a scrape there can take over a second: the grace must exceed it)
-	[ -z "${VM_RESULTS:-}" ] || { n=600; g=4; }
+	[ -z "${VM_RESULTS:-}" ] || { n=300; g=4; }
 	new_cgroup
 	p=$NEW_CG
 	"$LT" load --probes exec,exit,fork --cgroup "$p" --cgroup-grace "$g" --cgroup-cap 256 >/dev/null
