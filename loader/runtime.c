@@ -559,6 +559,20 @@ enum {
 	O_N
 };
 
+/*
+ * A Kubernetes runtime's names: f points at five fields in the order name, pod, namespace,
+ * image, container type (the O_CRI_* and O_K_* .. O_CRIO_TYPE runs of parse_oci's enum).
+ */
+static void put_k8s(struct lt_rt_meta *m, const char *source, const struct fld *f)
+{
+	m->source = source;
+	put(m, LT_RT_NAME, &f[0], 0);
+	put(m, LT_RT_POD, &f[1], 0);
+	put(m, LT_RT_NS, &f[2], 0);
+	put(m, LT_RT_IMAGE, &f[3], 0);
+	m->sandbox = fld_is(&f[4], "sandbox");
+}
+
 int lt_rt_parse_oci(const char *buf, size_t len, struct lt_rt_meta *m)
 {
 	static const char *const keys[O_N] = {
@@ -605,21 +619,11 @@ int lt_rt_parse_oci(const char *buf, size_t len, struct lt_rt_meta *m)
 			return -EINVAL;
 	if (r < 0 || js_end(&j))
 		return -EINVAL;
-	if (f[O_CRI_NAME].set || f[O_CRI_POD].set || f[O_CRI_NS].set || f[O_CRI_TYPE].set) {
-		m->source = SRC_CONTAINERD;
-		put(m, LT_RT_NAME, &f[O_CRI_NAME], 0);
-		put(m, LT_RT_POD, &f[O_CRI_POD], 0);
-		put(m, LT_RT_NS, &f[O_CRI_NS], 0);
-		put(m, LT_RT_IMAGE, &f[O_CRI_IMAGE], 0);
-		m->sandbox = fld_is(&f[O_CRI_TYPE], "sandbox");
-	} else if (f[O_K_NAME].set || f[O_K_POD].set || fld_is(&f[O_MANAGER], "cri-o")) {
-		m->source = SRC_CRIO;
-		put(m, LT_RT_NAME, &f[O_K_NAME], 0);
-		put(m, LT_RT_POD, &f[O_K_POD], 0);
-		put(m, LT_RT_NS, &f[O_K_NS], 0);
-		put(m, LT_RT_IMAGE, &f[O_CRIO_IMAGE], 0);
-		m->sandbox = fld_is(&f[O_CRIO_TYPE], "sandbox");
-	} else if (fld_is(&f[O_MANAGER], "libpod")) {
+	if (f[O_CRI_NAME].set || f[O_CRI_POD].set || f[O_CRI_NS].set || f[O_CRI_TYPE].set)
+		put_k8s(m, SRC_CONTAINERD, &f[O_CRI_NAME]);
+	else if (f[O_K_NAME].set || f[O_K_POD].set || fld_is(&f[O_MANAGER], "cri-o"))
+		put_k8s(m, SRC_CRIO, &f[O_K_NAME]);
+	else if (fld_is(&f[O_MANAGER], "libpod")) {
 		m->source = SRC_PODMAN; /* its name is in containers/storage */
 	} else if (f[O_CRI_IMAGE].set) {
 		put(m, LT_RT_IMAGE, &f[O_CRI_IMAGE], 0);
