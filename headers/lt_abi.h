@@ -410,7 +410,10 @@ struct lt_cg_dead {
 	__u64 dead_ns;
 };
 
-/* Value of lt_cg_stat (one, shared: cgroups are made and removed under one kernel lock). */
+/*
+ * Value of lt_cg_stat: [0] the programs' (one, shared: cgroups are made and removed under one
+ * kernel lock), [1] the loader's seed, written once (not added into [0]: that would race them).
+ */
 struct lt_cg_stat {
 	__u64 born; /* mkdirs named in lt_cg_names */
 	__u64 died; /* rmdirs of the identity hierarchy */

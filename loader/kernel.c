@@ -1025,9 +1025,8 @@ static void seed_one(void *ctx, uint64_t id, const char *path, size_t len)
 static int attach_cgroups(struct lt_suite *s)
 {
 	struct seed sd = { .fd = bpf_map__fd(s->skel->maps.lt_cg_names) };
-	struct lt_cg_stat cs;
-	__u32 zero = 0;
-	int fd = bpf_map__fd(s->skel->maps.lt_cg_stat);
+	struct lt_cg_stat cs = {};
+	__u32 one = 1;
 
 	for (int i = 0; i < 3; i++) {
 		s->cg_links[i] = bpf_program__attach(cg_prog(s, i));
@@ -1038,11 +1037,10 @@ static int attach_cgroups(struct lt_suite *s)
 	if (!s->cg_mnt[0])
 		return LT_OK;
 	lt_ident_walk(s->cg_mnt, seed_one, &sd);
-	if (!bpf_map_lookup_elem(fd, &zero, &cs)) {
-		cs.seeded += sd.seeded;
-		cs.full += sd.full;
-		bpf_map_update_elem(fd, &zero, &cs, 0);
-	}
+	cs.seeded = sd.seeded;
+	cs.full = sd.full;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.lt_cg_stat), &one, &cs, 0))
+		return lt_error(LT_FAIL, "cannot count the cgroup seed: %s", strerror(errno));
 	return LT_OK;
 }
 

@@ -1351,14 +1351,20 @@ int lt_identity_stat(const struct lt_identity *id, struct lt_cg_stat *cs, uint64
 		     uint64_t *cap)
 {
 	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi), zero = 0;
+	__u32 len = sizeof(mi), zero = 0, one = 1;
 	__u64 key, next, *prev = NULL;
+	struct lt_cg_stat seed;
 	int fd = pin_get_ro(LT_PIN_DIR "/maps/lt_cg_stat"), err = 0;
 
 	memset(cs, 0, sizeof(*cs));
 	*entries = *cap = 0;
 	if (fd < 0 || bpf_map_lookup_elem(fd, &zero, cs))
 		err = -errno;
+	/* the loader's seed, in its own slot */
+	if (!err && !bpf_map_lookup_elem(fd, &one, &seed)) {
+		cs->seeded += seed.seeded;
+		cs->full += seed.full;
+	}
 	if (fd >= 0)
 		close(fd);
 	if (id->names_fd < 0)

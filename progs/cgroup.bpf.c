@@ -22,9 +22,10 @@ struct {
 	__type(value, struct lt_cg_dead);
 } lt_cg_dead SEC(".maps");
 
+/* [0] the programs' counts; [1] the loader's seed (seeded, full): readers sum the two */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__type(value, struct lt_cg_stat);
 } lt_cg_stat SEC(".maps");

@@ -44,13 +44,13 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	struct lt_exec *r;
 	__u64 off, len, end, size, used;
 	bool shed = false;
-	__u64 ugid;
+	__u64 ugid, cg;
 	char *d;
 	long n;
 
 	if (lt_skip_current())
 		return;
-	lt_cg_count(LT_PROBE_EXEC, LT_CG_EXEC);
+	cg = lt_cg_count(LT_PROBE_EXEC, LT_CG_EXEC);
 	if (lt_throttled(lt_stat_slot(LT_PROBE_EXEC), LT_PROBE_EXEC))
 		return;
 	b = bpf_map_lookup_elem(&lt_exec_buf, &level);
@@ -62,7 +62,7 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	r->gid = ugid >> 32;
 	r->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	r->argc = argc;
-	r->cgroup_id = lt_cg_id();
+	r->cgroup_id = cg; /* read once: a v1 id is five loads */
 	r->flags = LT_EXEC_PACKED;
 	r->_pad0[0] = r->_pad0[1] = r->_pad0[2] = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));

@@ -250,8 +250,8 @@ static __always_inline void *lt_lookup_or_add(void *map, const void *key, const 
 	return bpf_map_lookup_elem(map, key);
 }
 
-/* One exec, exit or fork of the current task's cgroup, in lt_cg_counts. */
-static __always_inline void lt_cg_count(__u32 probe, enum lt_cg_kind kind)
+/* One exec, exit or fork of the current task's cgroup, in lt_cg_counts; returns that cgroup. */
+static __always_inline __u64 lt_cg_count(__u32 probe, enum lt_cg_kind kind)
 {
 	static const struct lt_cg_count zero;
 	__u64 id = lt_cg_id();
@@ -265,6 +265,7 @@ static __always_inline void lt_cg_count(__u32 probe, enum lt_cg_kind kind)
 		if (st)
 			st->cg_full++;
 	}
+	return id;
 }
 
 /* An event a fallback program handled because the kernel had skipped the main one. */
