@@ -16,6 +16,9 @@ setup_file() {
 	for c in sh true sleep cat; do ln -s busybox "$r/bin/$c"; done
 	tar -C "$r" -cf "$BATS_FILE_TMPDIR/bb.tar" .
 	export IMG="localhost/lt-bb:t$$"
+	HAD_LIBPOD=$(findmnt -n -o TARGET -t cgroup,cgroup2 | while read -r m; do
+		[ -d "$m/libpod_parent" ] && echo yes; done | head -n1)
+	export HAD_LIBPOD
 	if command -v podman >/dev/null; then
 		podman import -q "$BATS_FILE_TMPDIR/bb.tar" "$IMG" >/dev/null
 	fi
@@ -23,6 +26,16 @@ setup_file() {
 
 teardown_file() {
 	! command -v podman >/dev/null || podman rmi -f "$IMG" >/dev/null 2>&1 || true
+	# the cgroups the runtimes made for these containers: podman's parent (when it was not
+	# there before) and the kubepods tree the containerd task was put in
+	local m d
+	for m in $(findmnt -n -o TARGET -t cgroup,cgroup2); do
+		for d in kubepods/burstable/pod1f2e3d4c-5b6a-4789-8a9b-0c1d2e3f4a5b kubepods/burstable \
+			kubepods $([ -n "$HAD_LIBPOD" ] || echo libpod_parent); do
+			[ -d "$m/$d" ] && find "$m/$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+		done
+	done
+	return 0
 }
 
 setup() {
