@@ -15,7 +15,6 @@
 #include <linux/capability.h>
 #include <linux/magic.h>
 
-
 #include "kernel_int.h"
 #include "lowtrace.h"
 

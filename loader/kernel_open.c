@@ -64,7 +64,6 @@ static const char *tp_level_env(void)
 	return v && (!strcmp(v, "force") || !strcmp(v, "only")) ? v : NULL;
 }
 
-
 /* Maps a probe owns are created only when one of their owners is loaded. */
 static int set_autocreate(struct bpf_object *obj, uint64_t probes)
 {
@@ -190,7 +189,6 @@ static void set_syscalls(struct lt_suite *s, const struct lt_load_opts *o)
 		bpf_map__set_max_entries(k->maps.lt_sys_start, 1);
 }
 
-/* Is program `name` one the load options pick? (syscalls: lt_sys_c alone, or the pair) */
 /* Load a program of the table, or not; an error when the object lacks it. */
 static int autoload(struct lt_suite *s, const char *name, bool on)
 {
@@ -211,6 +209,7 @@ static bool reap_usable(struct bpf_object *obj, size_t i)
 	return t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_LRU_HASH;
 }
 
+/* Is program `name` one the load options pick? (syscalls: lt_sys_c alone, or the pair) */
 static bool prog_mode_chosen(const char *name, const struct lt_load_opts *o)
 {
 	if (strncmp(name, "lt_sys_", 7))
@@ -286,7 +285,6 @@ static uint64_t tp_level_probes(struct lt_suite *s, const struct lt_load_opts *o
 	}
 	return m;
 }
-
 
 /*
  * The checks of the options against the machine, before anything is touched: bpffs and

@@ -299,8 +299,8 @@ static int pin_prog(const struct lt_suite *s, struct bpf_program *p, const char 
 }
 
 /* link `l` of program `name` as links/NAME; with the pin group and `p`, p as progs/NAME */
-static int pin_link(const struct lt_suite *s, const char *dir, struct bpf_link *l,
-		    const char *name, struct bpf_program *p)
+static int pin_link(const struct lt_suite *s, const char *dir, struct bpf_link *l, const char *name,
+		    struct bpf_program *p)
 {
 	char path[PATH_MAX];
 	int err;

@@ -54,8 +54,10 @@ struct lt_ring *lt_ring_open(int fd, lt_sample_fn cb, void *ctx)
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r) {
+		lt_error(LT_FAIL, "out of memory");
 		return NULL;
+	}
 	r->fd = fd;
 	r->ep = epoll_create1(EPOLL_CLOEXEC);
 	if (r->ep < 0 ||
