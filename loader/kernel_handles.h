@@ -30,7 +30,10 @@ void lt_close_handles(struct lt_handles *h);
 bool lt_pinned_gone(const struct lt_handles *h);
 /* ... and its links are gone too: nothing writes to its ring any more */
 bool lt_pinned_removed(const struct lt_handles *h);
-/* The consumer's position in the loss counters (struct lt_seen per probe id): 0 or -errno. */
+/*
+ * The consumer's position in the loss counters (struct lt_seen per probe id): 0 or -errno
+ * (-ENOENT: a suite without lt_seen; read then gives zeros).
+ */
 int lt_seen_read(const struct lt_handles *h, uint32_t probe, struct lt_seen *v);
 int lt_seen_write(const struct lt_handles *h, uint32_t probe, const struct lt_seen *v);
 
