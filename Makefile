@@ -41,7 +41,8 @@ CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c lo
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
 # the kernel layer: libbpf
-KERNEL_OBJS := $(BUILD)/loader/kernel.o $(BUILD)/loader/kernel_read.o $(BUILD)/loader/kernel_sweep.o
+KERNEL_SRCS := $(wildcard loader/kernel_*.c)
+KERNEL_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(KERNEL_SRCS))
 # the commands (cmds.h), what profile and alloc share, and main.c, above everything else
 CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
 	loader/metrics.c loader/profile.c loader/alloc.c loader/profout.c

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Inside the kernel layer (kernel.c, kernel_read.c): what a suite holds. */
+/* Inside the kernel layer (kernel_*.c): what a suite holds, and what the files share. */
 #ifndef LT_KERNEL_INT_H
 #define LT_KERNEL_INT_H
 
@@ -8,8 +8,9 @@
 
 #include <bpf/libbpf.h>
 
-#include "kernel.h"
+#include "kernel_suite.h"
 #include "lowtrace.skel.h"
+#include "records.h"
 
 /* links of programs attached by hand: perf events (one per CPU) and uprobes */
 #define LT_EXTRA_LINKS 1024
@@ -21,7 +22,7 @@ struct lt_suite {
 	int lock_fd; /* the pin lock (pinned loads), -1: none */
 	uint64_t probes;
 	bool pin, replace, al_leaks;
-	bool pin_group; /* pins for pin_gid: dirs 0750, pins 0640 or 0660 (kernel.c) */
+	bool pin_group; /* pins for pin_gid: dirs 0750, pins 0640 or 0660 (kernel_pin.c) */
 	unsigned int pin_gid;
 	bool tp_level; /* the *_tp programs are attached (tracepoints are preemptible) */
 	uint64_t tp_probes; /* the probes whose *_tp program is */
@@ -36,5 +37,35 @@ struct lt_suite {
 	void *uw_rows; /* lt_uw_rows mapped (lt_suite_unwind_rows), uw_len bytes */
 	size_t uw_len;
 };
+
+/* the cgroup tracker's programs (progs/cgroup.bpf.c), i < 3 */
+static inline struct bpf_program *cg_prog(struct lt_suite *s, int i)
+{
+	struct bpf_program *p[3] = { s->skel->progs.lt_cg_mkdir, s->skel->progs.lt_cg_rmdir,
+				     s->skel->progs.lt_cg_rename };
+
+	return p[i];
+}
+
+/* ---- what the machine has (kernel_env.c): exit codes, the error printed ---- */
+int check_privileges(void);
+int check_env(void);
+int ensure_bpffs(void);
+int ensure_tracefs(void);
+bool tp_preemptible(void);
+bool perf_links(void);
+
+/* ---- the pin directory (kernel_pin.c): exit codes, the error printed ---- */
+/* Take the pin lock and finish what killed loaders left; *fd holds the lock. */
+int pin_begin(int *fd);
+/* Pin `s` as LT_PIN_DIR (replacing the suite there with s->replace). */
+int pin_suite(struct lt_suite *s);
+
+/* ---- readers' helpers ---- */
+/* a pin opened read-only (kernel_handles.c): the fd, or -1 and errno */
+int pin_get_ro(const char *path);
+/* the pinned rodata into st: filters, rate limits, state modes, identity (kernel_status.c) */
+struct lt_status;
+void read_rodata(struct lt_status *st);
 
 #endif

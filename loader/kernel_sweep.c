@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The kernel layer, part three: the tcp sweep (progs/tcp.bpf.c). A close the kernel runs
- * no program for leaves its connection tracked; the consumers find such connections
- * every LT_SWEEP_MS and count them unseen.
+ * The tcp sweep (kernel_sweep.h; progs/tcp.bpf.c). A close the kernel runs no program for
+ * leaves its connection tracked; the consumers find such connections every LT_SWEEP_MS and
+ * count them unseen.
  *
  * The hash: its entries older than a sweep go to lt_tcp_reap, which frees and counts
  * those whose socket is gone (lt_stat.unseen). Any network namespace.
@@ -33,6 +33,7 @@
 #include <bpf/libbpf.h>
 
 #include "kernel_int.h"
+#include "kernel_sweep.h"
 #include "lowtrace.h"
 
 /* hash entries read per batch lookup while looking for stale ones */

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "kernel.h"
+#include "kernel_suite.h"
 
 enum lt_opt_key {
 	/* short letters are their own keys */

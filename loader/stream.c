@@ -8,7 +8,12 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "kernel.h"
+#include "kernel_cgroup.h"
+#include "kernel_handles.h"
+#include "kernel_ring.h"
+#include "kernel_stats.h"
+#include "kernel_suite.h"
+#include "kernel_sweep.h"
 #include "lowtrace.h"
 #include "opts.h"
 #include "out.h"

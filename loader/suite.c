@@ -7,7 +7,11 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "kernel.h"
+#include "kernel_cgroup.h"
+#include "kernel_pin.h"
+#include "kernel_stats.h"
+#include "kernel_status.h"
+#include "kernel_suite.h"
 #include "lowtrace.h"
 #include "opts.h"
 #include "records.h"

@@ -7,7 +7,10 @@
 
 #include "cmds.h"
 #include "histfmt.h"
-#include "kernel.h"
+#include "kernel_agg.h"
+#include "kernel_handles.h"
+#include "kernel_stats.h"
+#include "kernel_status.h"
 #include "lowtrace.h"
 #include "opts.h"
 #include "records.h"

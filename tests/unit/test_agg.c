@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The aggregate reader (kernel.c) on a real per-CPU hash: sums over CPUs are
+ * The aggregate reader (kernel_agg.c) on a real per-CPU hash: sums over CPUs are
  * exact, batch and key-by-key reads agree, and after the first read no
  * read allocates (malloc and friends are wrapped and counted). Needs root.
  */
@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kernel.h"
+#include "kernel_agg.h"
 #include "lowtrace.h"
 #include "tap.h"
 

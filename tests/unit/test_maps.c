@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The map audit's reader (kernel_read.c) on real maps: hash entries are counted exactly by
+ * The map audit's reader (kernel_audit.c) on real maps: hash entries are counted exactly by
  * batch and key-by-key reads, arrays are full, a map listed twice by one probe is one row and
  * a map shared by two probes is read once, and after lt_maps_add no read allocates (malloc
  * and friends are wrapped and counted). Needs root.
@@ -14,7 +14,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "kernel.h"
+#include "kernel_audit.h"
+#include "lt_hist.h"
 #include "lowtrace.h"
 #include "tap.h"
 
