@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* exec: one record per successful execve, after the new image is in place. */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_rate.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 #include "lt_core.bpf.h"
 
 /*

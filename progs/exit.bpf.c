@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* exit: one record per process, when its last thread exits. */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 
 #define EEXIST 17
 

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* fork: one record per new process; clone(CLONE_THREAD) is not a new process. */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 
 static __always_inline void fork_event(__u32 child_pid)
 {

@@ -6,6 +6,8 @@
  * those stacks (tp_btf; bpf_get_stack works there since current is prev).
  */
 #include "lt_prof.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_state.bpf.h"
 #include "lt_core.bpf.h"
 
 struct lt_off_start {

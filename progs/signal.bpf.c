@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* signal: one record per signal generated (kill, tgkill, the kernel's own), with its result. */
 #include "lt_common.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 
 static __always_inline void signal_event(int sig, struct task_struct *task, int group, int result)
 {
