@@ -87,7 +87,7 @@ static int ensure_bpffs(void)
 /*
  * Are tracepoints preemptible here? From 7.0 a task can be preempted inside a
  * tracepoint's BPF program, holding it on that CPU (lt_claim in
- * progs/lt_common.bpf.h). The kernel's BTF does not tell; its version does.
+ * progs/lt_takeover.bpf.h). The kernel's BTF does not tell; its version does.
  */
 static bool kernel_at_least(int want_maj, int want_min)
 {
@@ -551,7 +551,7 @@ uint32_t lt_default_max_threads(void)
 }
 
 /*
- * Where per-thread and per-socket state lives (progs/lt_common.bpf.h). Task
+ * Where per-thread and per-socket state lives (progs/lt_state.bpf.h). Task
  * and socket storage came to tracing programs together, in 5.11, with the
  * task storage map type itself: creating one such map answers for both,
  * without the kernel BTF (libbpf's probe builds its own). Kernels without them

@@ -28,7 +28,7 @@ struct al_cd {
 	__s64 left; /* bytes to the next sample point */
 };
 
-/* one countdown per thread (per-object state, lt_common.bpf.h) */
+/* one countdown per thread (per-object state, lt_state.bpf.h) */
 LT_TASK_STATE(lt_al_cd, struct al_cd);
 
 struct {

@@ -140,7 +140,7 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
-/* The execs the kernel skipped lt_exec for (lt_mark in lt_common.bpf.h). */
+/* The execs the kernel skipped lt_exec for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec_nest, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {

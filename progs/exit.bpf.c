@@ -96,7 +96,7 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 	return 0;
 }
 
-/* The exits the kernel skipped lt_exit for (lt_mark in lt_common.bpf.h). */
+/* The exits the kernel skipped lt_exit for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit_nest, struct task_struct *p)
 {

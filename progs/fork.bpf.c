@@ -39,7 +39,7 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* The forks the kernel skipped lt_fork for (lt_mark in lt_common.bpf.h). */
+/* The forks the kernel skipped lt_fork for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lt_fork_nest, struct task_struct *parent, struct task_struct *child)
 {

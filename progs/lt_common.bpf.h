@@ -24,9 +24,10 @@
 #include "lt_hist.h"
 
 /*
- * Shared maps and settings: every object that includes this header carries
- * the same weak definition, and `bpftool gen object` merges them into one,
- * whatever the order of the objects on its command line.
+ * Shared maps and settings, here and in the headers above: every object that
+ * includes a header carries the same weak definition of its maps, and
+ * `bpftool gen object` merges them into one, whatever the order of the
+ * objects on its command line.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

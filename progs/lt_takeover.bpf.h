@@ -26,7 +26,15 @@
  * task (docs/performance.md), so it is used only there, and by signal only:
  * exec, exit and fork claim their events there instead (lt_claim, below).
  */
-enum { LT_MARK_EXEC, LT_MARK_EXIT, LT_MARK_FORK, LT_MARK_SIGNAL, LT_MARK_KINDS };
+
+/* A kind per probe of LT_MARK_PROBES (lt_abi.h), LT_MARK_<NAME>: a new probe is named there. */
+#define LT_MARK_KIND(p) LT_MARK_##p,
+enum { LT_MARK_PROBES(LT_MARK_KIND) LT_MARK_KINDS };
+#undef LT_MARK_KIND
+#define LT_MARK_IS_PROBE(p) _Static_assert(LT_PROBE_##p < LT_PROBE_SLOTS, #p ": not a probe");
+LT_MARK_PROBES(LT_MARK_IS_PROBE)
+#undef LT_MARK_IS_PROBE
+
 struct lt_mark {
 	__u32 n[LT_MARK_KINDS];
 	/* the claims of lt_claim (exec, exit, fork where tracepoints are preemptible) */
@@ -84,6 +92,15 @@ static __always_inline void lt_mark(__u32 kind)
 		__sync_fetch_and_add(&m->n[kind], 1);
 }
 
+/* No mark of any kind is held in `m`. */
+static __always_inline bool lt_unmarked(const struct lt_mark *m)
+{
+	for (int k = 0; k < LT_MARK_KINDS; k++)
+		if (m->n[k])
+			return false;
+	return true;
+}
+
 /* In a *_nest program: did the main program see this event? Takes its mark back. */
 static __always_inline bool lt_marked(__u32 kind)
 {
@@ -104,7 +121,7 @@ static __always_inline bool lt_marked(__u32 kind)
 		return false;
 	__sync_fetch_and_add(&m->n[kind], -1);
 	/* the fallback hash holds marks in flight only */
-	if (!(lt_cfg_local & LT_LOCAL_TASK) && !m->n[0] && !m->n[1] && !m->n[2] && !m->n[3])
+	if (!(lt_cfg_local & LT_LOCAL_TASK) && lt_unmarked(m))
 		bpf_map_delete_elem(&lt_marks, &tid);
 	return true;
 }

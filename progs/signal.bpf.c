@@ -36,7 +36,7 @@ int BPF_PROG(lt_signal, int sig, struct kernel_siginfo *info, struct task_struct
 	return 0;
 }
 
-/* The signals the kernel skipped lt_signal for (lt_mark in lt_common.bpf.h). */
+/* The signals the kernel skipped lt_signal for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/signal_generate")
 int BPF_PROG(lt_signal_nest, int sig, struct kernel_siginfo *info, struct task_struct *task,
 	     int group, int result)
