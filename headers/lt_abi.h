@@ -57,6 +57,13 @@ enum lt_probe_id {
 	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
 };
 
+/*
+ * The probes whose *_nest program pairs with the main one by marks
+ * (progs/lt_takeover.bpf.h): each is a mark kind, LT_MARK_<NAME>, with a count
+ * in every CPU's and task's marks. A new such probe adds its name here.
+ */
+#define LT_MARK_PROBES(X) X(EXEC) X(EXIT) X(FORK) X(SIGNAL)
+
 /* lt_cfg_local (.rodata): where per-object state lives, set by the loader */
 #define LT_LOCAL_TASK (1u << 0) /* task storage; else a hash by thread id */
 #define LT_LOCAL_SK (1u << 1) /* socket storage; else a hash by socket address */

@@ -66,7 +66,7 @@ int ensure_bpffs(void)
 /*
  * Are tracepoints preemptible here? From 7.0 a task can be preempted inside a
  * tracepoint's BPF program, holding it on that CPU (lt_claim in
- * progs/lt_common.bpf.h). The kernel's BTF does not tell; its version does.
+ * progs/lt_takeover.bpf.h). The kernel's BTF does not tell; its version does.
  */
 static bool kernel_at_least(int want_maj, int want_min)
 {

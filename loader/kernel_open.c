@@ -102,7 +102,7 @@ uint32_t lt_default_max_threads(void)
 }
 
 /*
- * Where per-thread and per-socket state lives (progs/lt_common.bpf.h). Task
+ * Where per-thread and per-socket state lives (progs/lt_state.bpf.h). Task
  * and socket storage came to tracing programs together, in 5.11, with the
  * task storage map type itself: creating one such map answers for both,
  * without the kernel BTF (libbpf's probe builds its own). Kernels without them

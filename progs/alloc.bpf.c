@@ -15,6 +15,8 @@
  * and shrunk to one entry by the loader without --leaks.
  */
 #include "lt_prof.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_state.bpf.h"
 
 /* mean sampling interval in bytes; <= 1: every allocation, weight = size */
 const volatile __u64 lt_cfg_al_mean = 0;
@@ -26,7 +28,7 @@ struct al_cd {
 	__s64 left; /* bytes to the next sample point */
 };
 
-/* one countdown per thread (per-object state, lt_common.bpf.h) */
+/* one countdown per thread (per-object state, lt_state.bpf.h) */
 LT_TASK_STATE(lt_al_cd, struct al_cd);
 
 struct {

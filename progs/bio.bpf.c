@@ -10,6 +10,8 @@
  * --pid/--cgroup do not apply: completions run in interrupt context.
  */
 #include "lt_common.bpf.h"
+#include "lt_hist.bpf.h"
+#include "lt_state.bpf.h"
 
 typedef void (*btf_trace_block_rq_issue___q)(void *, struct request_queue *, struct request *);
 

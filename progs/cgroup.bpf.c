@@ -7,6 +7,7 @@
  * The kernel fires these tracepoints under cgroup_mutex: one runs at a time.
  */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* What belongs to the whole object rather than to a probe: the record layouts and the license. */
 #include "lt_common.bpf.h"
+#include "lt_record.bpf.h"
 #include "lt_abi.h"
 #include "lt_hist.h"
 #include "lt_prof.h"

@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* exec: one record per successful execve, after the new image is in place. */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_rate.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 #include "lt_core.bpf.h"
 
 /*
@@ -135,7 +140,7 @@ int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
-/* The execs the kernel skipped lt_exec for (lt_mark in lt_common.bpf.h). */
+/* The execs the kernel skipped lt_exec for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec_nest, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* exit: one record per process, when its last thread exits. */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 
 #define EEXIST 17
 
@@ -92,7 +96,7 @@ int BPF_PROG(lt_exit, struct task_struct *p)
 	return 0;
 }
 
-/* The exits the kernel skipped lt_exit for (lt_mark in lt_common.bpf.h). */
+/* The exits the kernel skipped lt_exit for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(lt_exit_nest, struct task_struct *p)
 {

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* fork: one record per new process; clone(CLONE_THREAD) is not a new process. */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 
 static __always_inline void fork_event(__u32 child_pid)
 {
@@ -35,7 +39,7 @@ int BPF_PROG(lt_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* The forks the kernel skipped lt_fork for (lt_mark in lt_common.bpf.h). */
+/* The forks the kernel skipped lt_fork for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(lt_fork_nest, struct task_struct *parent, struct task_struct *child)
 {

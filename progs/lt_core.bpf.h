@@ -8,6 +8,7 @@
 #define LT_CORE_BPF_H
 
 #include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
 
 /* before 5.14 the task state was "long state" */

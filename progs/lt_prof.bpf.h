@@ -4,6 +4,7 @@
 #define LT_PROF_BPF_H
 
 #include "lt_stack.bpf.h"
+#include "lt_record.bpf.h"
 
 #define EFAULT 14
 #define EEXIST 17

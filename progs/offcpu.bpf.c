@@ -6,6 +6,8 @@
  * those stacks (tp_btf; bpf_get_stack works there since current is prev).
  */
 #include "lt_prof.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_state.bpf.h"
 #include "lt_core.bpf.h"
 
 struct lt_off_start {
@@ -13,7 +15,7 @@ struct lt_off_start {
 	struct lt_prof_key key;
 };
 
-/* per thread: since when and where it blocked (per-object state, lt_common.bpf.h) */
+/* per thread: since when and where it blocked (per-object state, lt_state.bpf.h) */
 LT_TASK_STATE(lt_off_start, struct lt_off_start);
 
 SEC("tp_btf/sched_switch")

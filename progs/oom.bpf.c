@@ -8,6 +8,8 @@
  * per CPU (lt_oom_victim). bpf_core_type_matches picks the variant at load.
  */
 #include "lt_common.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
 
 typedef void (*btf_trace_mark_victim___task)(void *, struct task_struct *, uid_t);
 

@@ -14,6 +14,10 @@
  * is read at exit, when the kernel has just copied it in, so it is resident.
  */
 #include "lt_common.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_rate.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_state.bpf.h"
 #include "lt_syscall_nr.h"
 
 struct open_args {

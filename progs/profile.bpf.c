@@ -6,6 +6,7 @@
  * reads aggregates at the end, not every sample. The idle task is skipped.
  */
 #include "lt_prof.bpf.h"
+#include "lt_filter.bpf.h"
 
 SEC("perf_event")
 int lt_prof_cpu(struct bpf_perf_event_data *ctx)

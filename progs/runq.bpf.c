@@ -7,6 +7,9 @@
  * measured task is not the current one).
  */
 #include "lt_common.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_hist.bpf.h"
+#include "lt_state.bpf.h"
 #include "lt_core.bpf.h"
 
 /* since when a thread is runnable (lt_start) */

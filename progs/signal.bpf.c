@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* signal: one record per signal generated (kill, tgkill, the kernel's own), with its result. */
 #include "lt_common.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
+#include "lt_takeover.bpf.h"
 
 static __always_inline void signal_event(int sig, struct task_struct *task, int group, int result)
 {
@@ -33,7 +36,7 @@ int BPF_PROG(lt_signal, int sig, struct kernel_siginfo *info, struct task_struct
 	return 0;
 }
 
-/* The signals the kernel skipped lt_signal for (lt_mark in lt_common.bpf.h). */
+/* The signals the kernel skipped lt_signal for (lt_mark in lt_takeover.bpf.h). */
 SEC("tp_btf/signal_generate")
 int BPF_PROG(lt_signal_nest, int sig, struct kernel_siginfo *info, struct task_struct *task,
 	     int group, int result)

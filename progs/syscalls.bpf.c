@@ -11,6 +11,9 @@
  * Numbers outside the build's table count as LT_SYS_OTHER ("other").
  */
 #include "lt_common.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_hist.bpf.h"
+#include "lt_state.bpf.h"
 #include "lt_syscall_nr.h"
 
 const volatile __u8 lt_cfg_sys_per_pid = 0;

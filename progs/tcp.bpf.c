@@ -15,6 +15,9 @@
  * lt_tcp_tp (below) take over exactly the changes the kernel skipped lt_tcp for.
  */
 #include "lt_common.bpf.h"
+#include "lt_cgroup.bpf.h"
+#include "lt_filter.bpf.h"
+#include "lt_record.bpf.h"
 #include <bpf/bpf_endian.h>
 
 #define AF_INET 2
