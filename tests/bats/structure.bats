@@ -29,3 +29,9 @@ func_lengths() {
 	run grep -v -E '^loader/kernel[a-z_]*\.[ch]$' <<<"$output"
 	[ -z "$output" ] || { echo "libbpf outside the kernel layer: $output"; false; }
 }
+
+@test "what all probes share stays small: progs/lt_common.bpf.h is at most 400 lines" {
+	run wc -l <progs/lt_common.bpf.h
+	[ "$status" -eq 0 ]
+	[ "$output" -le 400 ]
+}
