@@ -22,7 +22,6 @@ struct metrics_opts {
 	unsigned int by_max;
 };
 
-
 static int serve(const struct metrics_opts *o)
 {
 	static struct lt_metrics s; /* zeroed, and too large for the stack (its blame table) */

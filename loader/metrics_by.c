@@ -173,7 +173,6 @@ static void by_sweep(struct by_state *b, bool tracked)
 	}
 }
 
-
 int lt_by_read(struct by_state *b, bool tracked)
 {
 	int err;

@@ -80,10 +80,11 @@ static void put_info_label(struct lt_buf *b, const char *key, const char *v)
  */
 static void put_container_info(struct by_state *by, struct lt_buf *b)
 {
-	lt_prom_help(b, "lowtrace_container_info", "gauge",
-		  "1 for each container with a series of its own in "
-		  "lowtrace_workload_events_total: its name, image, pod name and namespace as its "
-		  "runtime gives them (join on container).");
+	lt_prom_help(
+		b, "lowtrace_container_info", "gauge",
+		"1 for each container with a series of its own in "
+		"lowtrace_workload_events_total: its name, image, pod name and namespace as its "
+		"runtime gives them (join on container).");
 	for (unsigned int i = 0; i < by->nlabels && i < by->max; i++) {
 		const struct lt_rt_meta *m;
 
@@ -112,9 +113,9 @@ static int put_by(struct lt_metrics *s)
 	if (err)
 		return err < 0 ? err : 0; /* 1: a suite without lt_cg_counts */
 	lt_prom_help(b, "lowtrace_workload_events_total", "counter",
-		  "Exec, exit and fork events per workload (metrics --by: its systemd unit, "
-		  "container id or pod uid; empty when the cgroup names none); past --by-max "
-		  "values summed under other.");
+		     "Exec, exit and fork events per workload (metrics --by: its systemd unit, "
+		     "container id or pod uid; empty when the cgroup names none); past --by-max "
+		     "values summed under other.");
 	for (unsigned int i = 0; i <= by->max; i++) {
 		const struct by_label *l = &by->labels[i];
 
@@ -135,8 +136,8 @@ static int put_by(struct lt_metrics *s)
 		}
 	}
 	lt_prom_help(b, "lowtrace_workload_folded", "gauge",
-		  "Workloads summed under other (past --by-max) since metrics started (the "
-		  "first " STR(LT_CG_MAX) " told apart; later ones are not counted).");
+		     "Workloads summed under other (past --by-max) since metrics started (the "
+		     "first " STR(LT_CG_MAX) " told apart; later ones are not counted).");
 	lt_put_s(b, "lowtrace_workload_folded{by=\"");
 	lt_put_s(b, label);
 	lt_put_s(b, "\"} ");
@@ -196,7 +197,8 @@ static void put_caches(struct lt_metrics *s)
 			put_cache(b, m, "by_cgroups", cap ? by->cgs_mask + 1 : by->ncgs);
 			put_cache(b, m, "by_folded", cap ? (by->folded_mask + 1) / 2 : by->nfolded);
 			if (by->kind == BY_CONTAINER)
-				put_cache(b, m, "by_runtime_names", cap ? st.rt.cap : st.rt.entries);
+				put_cache(b, m, "by_runtime_names",
+					  cap ? st.rt.cap : st.rt.entries);
 		}
 		if (s->blame_ids_open) {
 			lt_ident_stats(&s->blame_ids, &st);
@@ -216,22 +218,24 @@ static void put_cgroup_names(struct lt_metrics *s)
 
 	if (!s->idn.tracked || lt_identity_stat(&s->idn, &cs, &n, &cap))
 		return;
-	lt_prom_help(b, "lowtrace_cgroup_names", "gauge",
-		  "Cgroups of the identity hierarchy the kernel holds the path of (live, and dead "
-		  "within load --cgroup-grace).");
+	lt_prom_help(
+		b, "lowtrace_cgroup_names", "gauge",
+		"Cgroups of the identity hierarchy the kernel holds the path of (live, and dead "
+		"within load --cgroup-grace).");
 	lt_put_s(b, "lowtrace_cgroup_names ");
 	lt_put_u64(b, n);
 	lt_put_c(b, '\n');
 	lt_prom_help(b, "lowtrace_cgroup_names_capacity", "gauge",
-		  "Paths the kernel holds at most (load --cgroup-cap).");
+		     "Paths the kernel holds at most (load --cgroup-cap).");
 	lt_put_s(b, "lowtrace_cgroup_names_capacity ");
 	lt_put_u64(b, cap);
 	lt_put_c(b, '\n');
-	lt_prom_help(b, "lowtrace_cgroups_total", "counter",
-		  "Cgroups of the identity hierarchy: seeded by the load's walk, born, died, "
-		  "renamed; "
-		  "freed a grace after their death; full: born while the names were full (named by "
-		  "the consumers' walks instead); freed_at_once: the death queue was full.");
+	lt_prom_help(
+		b, "lowtrace_cgroups_total", "counter",
+		"Cgroups of the identity hierarchy: seeded by the load's walk, born, died, "
+		"renamed; "
+		"freed a grace after their death; full: born while the names were full (named by "
+		"the consumers' walks instead); freed_at_once: the death queue was full.");
 	v[0] = cs.seeded;
 	v[1] = cs.born;
 	v[2] = cs.died;

@@ -51,8 +51,9 @@ static size_t body_need(const struct lt_metrics *s)
 		const struct lt_probe *p = &lt_probes[i];
 
 		if (p->prom && s->agg[p->id])
-			need += (size_t)HIST_MAX * (p->prom->nnames ? p->prom->nnames + 1
-								    : lt_agg_max_entries(s->agg[p->id]));
+			need += (size_t)HIST_MAX * (p->prom->nnames
+							    ? p->prom->nnames + 1
+							    : lt_agg_max_entries(s->agg[p->id]));
 	}
 	return need;
 }
@@ -134,7 +135,6 @@ bool lt_metrics_ready(struct lt_metrics *s)
 		suite_close(s);
 	return stat(LT_PIN_DIR, &st) == 0 && suite_open(s) == LT_OK;
 }
-
 
 int lt_metrics_start(struct lt_metrics *s, bool per_syscall_latency, enum by_kind by,
 		     unsigned int by_max)
