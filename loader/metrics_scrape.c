@@ -477,32 +477,41 @@ static void read_counts(struct lt_metrics *s)
 			     !lt_stats_read(&s->sr, &lt_probes[i], &s->counts[i]);
 }
 
+/* the counter families of every loaded probe, in their order in the answer */
+static const struct {
+	const char *metric, *help;
+	size_t off; /* in struct lt_counts */
+} probe_counters[] = {
+	{ "lowtrace_events_total",
+	  "Records written to the ring (record probes) or histogram updates (aggregate probes), "
+	  "per probe.",
+	  offsetof(struct lt_counts, events) },
+	{ "lowtrace_drops_total",
+	  "Records the kernel could not write (ring full, or no room for an event's state) or "
+	  "updates it could not make (map full), per probe.",
+	  offsetof(struct lt_counts, drops) },
+	{ "lowtrace_shed_total",
+	  "Records written short (exec's argv, open's path cut) because the ring was three "
+	  "quarters full, per probe.",
+	  offsetof(struct lt_counts, shed) },
+	{ "lowtrace_throttled_total",
+	  "Events a rate limit (load --rate-limit) held back, per probe.",
+	  offsetof(struct lt_counts, throttled) },
+	{ "lowtrace_missed_total",
+	  "Events the kernel skipped the probe for (it was already running on that CPU) and no "
+	  "fallback took over, per probe.",
+	  offsetof(struct lt_counts, missed) },
+	{ "lowtrace_unseen_total",
+	  "Events the kernel ran no program for, found afterwards (tcp: connections whose close no "
+	  "program saw, by the sweep), per probe. Their records are missing.",
+	  offsetof(struct lt_counts, unseen) },
+};
+
 static void put_probe_counters(struct lt_metrics *s)
 {
-	put_counters(s, "lowtrace_events_total",
-		     "Records written to the ring (record probes) or histogram updates (aggregate "
-		     "probes), per probe.",
-		     offsetof(struct lt_counts, events));
-	put_counters(s, "lowtrace_drops_total",
-		     "Records the kernel could not write (ring full, or no room for an event's "
-		     "state) or updates it could not make (map full), per probe.",
-		     offsetof(struct lt_counts, drops));
-	put_counters(s, "lowtrace_shed_total",
-		     "Records written short (exec's argv, open's path cut) because the ring was "
-		     "three quarters full, per probe.",
-		     offsetof(struct lt_counts, shed));
-	put_counters(s, "lowtrace_throttled_total",
-		     "Events a rate limit (load --rate-limit) held back, per probe.",
-		     offsetof(struct lt_counts, throttled));
-	put_counters(s, "lowtrace_missed_total",
-		     "Events the kernel skipped the probe for (it was already running on that CPU) "
-		     "and no fallback took over, per probe.",
-		     offsetof(struct lt_counts, missed));
-	put_counters(s, "lowtrace_unseen_total",
-		     "Events the kernel ran no program for, found afterwards (tcp: connections "
-		     "whose close no program saw, by the sweep), per probe. Their records are "
-		     "missing.",
-		     offsetof(struct lt_counts, unseen));
+	for (size_t i = 0; i < sizeof(probe_counters) / sizeof(probe_counters[0]); i++)
+		put_counters(s, probe_counters[i].metric, probe_counters[i].help,
+			     probe_counters[i].off);
 }
 
 /* the histograms of the loaded aggregate probes: 0, or -1 when a map cannot be read */
