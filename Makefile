@@ -36,16 +36,19 @@ BPF_OBJS := $(patsubst progs/%.bpf.c,$(BUILD)/progs/%.bpf.o,$(BPF_SRCS))
 CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c loader/histfmt.c \
 	loader/prom.c loader/sym.c loader/symtab.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
 	loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c \
-	loader/ident.c loader/cfi.c loader/unwind.c loader/rootfile.c loader/runtime.c
+	loader/ident.c loader/cfi.c loader/unwind.c loader/rootfile.c loader/runtime.c \
+	loader/http.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
 # the kernel layer: libbpf
 KERNEL_SRCS := $(wildcard loader/kernel_*.c)
 KERNEL_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(KERNEL_SRCS))
-# the commands (cmds.h), what profile and alloc share, and main.c, above everything else
+# the commands (cmds.h; metrics in four files, metrics_*.c), what profile and alloc share, and
+# main.c, above everything else
 CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
-	loader/metrics.c loader/profile.c loader/alloc.c loader/profout.c
+	loader/metrics.c loader/metrics_suite.c loader/metrics_scrape.c loader/metrics_by.c \
+	loader/profile.c loader/alloc.c loader/profout.c
 LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))

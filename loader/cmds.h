@@ -14,7 +14,7 @@ int cmd_events(int argc, char **argv); /* stream.c */
 int cmd_run(int argc, char **argv);
 int cmd_hist(int argc, char **argv); /* hist.c */
 int cmd_top(int argc, char **argv); /* top.c */
-int cmd_metrics(int argc, char **argv); /* metrics.c */
+int cmd_metrics(int argc, char **argv); /* metrics.c (and metrics_*.c, metrics.h) */
 int cmd_profile(int argc, char **argv); /* profile.c */
 int cmd_alloc(int argc, char **argv); /* alloc.c */
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prom.h"
+#include "http.h"
 
 #define CAP 8192 /* the server's request buffer */
 

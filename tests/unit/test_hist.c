@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "histfmt.h"
+#include "http.h"
 #include "prom.h"
 #include "tap.h"
 

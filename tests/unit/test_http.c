@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "prom.h"
+#include "http.h"
 #include "tap.h"
 
 #define CAP 8192
