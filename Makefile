@@ -44,7 +44,8 @@ CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
 KERNEL_OBJS := $(BUILD)/loader/kernel.o $(BUILD)/loader/kernel_read.o $(BUILD)/loader/kernel_sweep.o
 # the commands (cmds.h), what profile and alloc share, and main.c, above everything else
 CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
-	loader/metrics.c loader/profile.c loader/alloc.c loader/profout.c
+	loader/metrics.c loader/profile.c loader/alloc.c loader/profsess.c loader/proffmt.c \
+	loader/proftext.c loader/profstack.c loader/profuw.c loader/profout.c
 LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
