@@ -220,6 +220,12 @@ $(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(KERNEL_OBJS)
 
 $(BUILD)/tests/test_agg.o: $(BUILD)/lowtrace.skel.h
 
+# the output formats on fixed samples: the format table and what it links, stacks served by the
+# test (lt_map_lookup), the symbolizer's lookups wrapped
+PROF_FMT_OBJS := $(patsubst %,$(BUILD)/loader/%.o,proffmt proftext profstack profuw profout)
+$(BUILD)/tests/test_proffmt: $(BUILD)/tests/test_proffmt.o $(CORE_OBJS) $(PROF_FMT_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=lt_syms_user,--wrap=lt_syms_kernel
+
 # the map audit's reader, the same way
 $(BUILD)/tests/test_maps: $(BUILD)/tests/test_maps.o $(CORE_OBJS) $(KERNEL_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
