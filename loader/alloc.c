@@ -326,7 +326,8 @@ static int read_sites(struct lt_psess *s, bool leaks, struct lt_vec *smp)
 		p->ustack = st->k.ustack;
 		p->caller = st->k.caller;
 		p->site[0] = (struct lt_psite){ st->v.bytes, st->v.count_fp, st->v.samples };
-		p->site[1] = (struct lt_psite){ st->live_bytes, st->live_count_fp, st->live_blocks };
+		p->site[1] =
+			(struct lt_psite){ st->live_bytes, st->live_count_fp, st->live_blocks };
 		for (int j = 0; j < 2; j++) {
 			p->v[2 * j] = lt_fp_round(p->site[j].count_fp);
 			p->v[2 * j + 1] = p->site[j].bytes;
@@ -394,8 +395,8 @@ int cmd_alloc(int argc, char **argv)
 		ret = lt_psess_start(&s);
 	if (ret)
 		goto out;
-	fprintf(stderr, "lowtrace: alloc: attached to process %u (%s): %s in %s; ", o.s.pid,
-		s.comm, attached, t.path[0]);
+	fprintf(stderr, "lowtrace: alloc: attached to process %u (%s): %s in %s; ", o.s.pid, s.comm,
+		attached, t.path[0]);
 	if (o.sample_bytes > 1)
 		fprintf(stderr, "sampling every %llu bytes on average\n",
 			(unsigned long long)o.sample_bytes);

@@ -265,10 +265,28 @@ static int json_end(struct lt_pwriter *w)
 
 /* ---- the table ---- */
 
-static const struct lt_pfmt folded = { "folded", false, folded_begin, folded_wants, folded_sample,
-					folded_end };
-static const struct lt_pfmt pprof = { "pprof", true, pprof_begin, NULL, pprof_sample, pprof_end };
-static const struct lt_pfmt json = { "json", false, json_begin, NULL, json_sample, json_end };
+static const struct lt_pfmt folded = {
+	.name = "folded",
+	.begin = folded_begin,
+	.wants = folded_wants,
+	.sample = folded_sample,
+	.end = folded_end,
+};
+
+static const struct lt_pfmt pprof = {
+	.name = "pprof",
+	.binary = true,
+	.begin = pprof_begin,
+	.sample = pprof_sample,
+	.end = pprof_end,
+};
+
+static const struct lt_pfmt json = {
+	.name = "json",
+	.begin = json_begin,
+	.sample = json_sample,
+	.end = json_end,
+};
 
 static const struct lt_pfmt *const fmts[] = { &lt_pfmt_text, &folded, &pprof, &json };
 

@@ -101,7 +101,8 @@ struct lt_pfmt {
 	bool binary; /* never to a terminal */
 	int (*begin)(struct lt_pwriter *w);
 	bool (*wants)(const struct lt_pwriter *w, const struct lt_psample *s); /* NULL: all */
-	void (*sample)(struct lt_pwriter *w, const struct lt_psample *s, const struct lt_sstack *ss);
+	void (*sample)(struct lt_pwriter *w, const struct lt_psample *s,
+		       const struct lt_sstack *ss);
 	int (*end)(struct lt_pwriter *w);
 };
 

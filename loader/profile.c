@@ -157,7 +157,11 @@ static int report(struct lt_psess *s, const struct prof_opts *o, const char *eve
 {
 	static struct lt_prof_key k, nk;
 	static struct lt_prof_val v;
-	struct collect c = { { .elem = sizeof(struct lt_psample) }, o->off_cpu, 1000000000ull / o->freq };
+	struct collect c = {
+		.v.elem = sizeof(struct lt_psample),
+		.off = o->off_cpu,
+		.period = 1000000000ull / o->freq,
+	};
 	char note[160], head[160], tail[96];
 	struct lt_pkind kind = {
 		.nvals = 2,

@@ -135,8 +135,8 @@ static bool pid_exited(int pidfd)
 /* Until --duration, a signal or the end of process --pid (s->exited) */
 static int run_loop(struct lt_psess *s)
 {
-	uint64_t end = s->o.duration_s ? lt_now_ns(CLOCK_MONOTONIC) + s->o.duration_s * 1000000000ull
-				       : 0;
+	uint64_t end =
+		s->o.duration_s ? lt_now_ns(CLOCK_MONOTONIC) + s->o.duration_s * 1000000000ull : 0;
 
 	while (!lt_stop) {
 		int n;
@@ -190,8 +190,7 @@ static void stack_of(void *ctx, const struct lt_psample *smp, struct lt_sstack *
 {
 	struct stack_ctx *c = ctx;
 
-	lt_symbolize(c->sy, c->fd, smp->tgid, smp->comm, smp->kstack, smp->ustack, smp->caller,
-		     ss);
+	lt_symbolize(c->sy, c->fd, smp->tgid, smp->comm, smp->kstack, smp->ustack, smp->caller, ss);
 }
 
 int lt_psess_write(struct lt_psess *s, const struct lt_pkind *kind, const struct lt_psample *smp,

@@ -150,4 +150,10 @@ static int text_end(struct lt_pwriter *w)
 	return LT_OK;
 }
 
-const struct lt_pfmt lt_pfmt_text = { "text", false, text_begin, text_wants, text_sample, text_end };
+const struct lt_pfmt lt_pfmt_text = {
+	.name = "text",
+	.begin = text_begin,
+	.wants = text_wants,
+	.sample = text_sample,
+	.end = text_end,
+};

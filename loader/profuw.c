@@ -104,7 +104,8 @@ static void uw_merge(struct lt_uw_proc *now, const struct lt_uw_proc *old)
 		bool overlaps = false;
 
 		for (j = 0; j < now->n && !overlaps; j++)
-			overlaps = old->m[i].start < now->m[j].end && now->m[j].start < old->m[i].end;
+			overlaps =
+				old->m[i].start < now->m[j].end && now->m[j].start < old->m[i].end;
 		if (!overlaps)
 			keep[nk++] = old->m[i];
 	}
@@ -231,19 +232,23 @@ void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const uint64_t *c)
 
 	lt_syms_get_stats(u->sy, &ss);
 	if (!u->on) {
-		fprintf(f, "lowtrace: unwind: off (frame pointers only); perf_maps_read=%llu "
-			   "perf_maps_cut=%llu\n",
+		fprintf(f,
+			"lowtrace: unwind: off (frame pointers only); perf_maps_read=%llu "
+			"perf_maps_cut=%llu\n",
 			(unsigned long long)ss.jit_read, (unsigned long long)ss.jit_cut);
 		return;
 	}
-	fprintf(f, "lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in %.0f ms;",
+	fprintf(f,
+		"lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in "
+		"%.0f ms;",
 		(unsigned long long)t->files, t->used, t->used * 8.0 / (1 << 20),
 		t->text_bytes / (double)(1 << 20), t->build_ns / 1e6);
 	for (int i = 0; i < LT_PC_SLOTS; i++)
 		if (lt_prof_uw_names[i])
 			fprintf(f, " %s=%llu", lt_prof_uw_names[i], (unsigned long long)c[i]);
-	fprintf(f, " files_without_cfi=%llu files_not_fitting=%llu mappings_over=%llu "
-		   "processes_not_fitting=%llu perf_maps_read=%llu perf_maps_cut=%llu\n",
+	fprintf(f,
+		" files_without_cfi=%llu files_not_fitting=%llu mappings_over=%llu "
+		"processes_not_fitting=%llu perf_maps_read=%llu perf_maps_cut=%llu\n",
 		(unsigned long long)t->files_no_cfi, (unsigned long long)t->files_full,
 		(unsigned long long)t->maps_over, (unsigned long long)u->proc_full,
 		(unsigned long long)ss.jit_read, (unsigned long long)ss.jit_cut);
