@@ -341,17 +341,10 @@ static int read_sites(struct lt_psess *s, bool leaks, struct lt_vec *smp)
 static int report(struct lt_psess *s, bool leaks)
 {
 	struct lt_vec smp = { .elem = sizeof(struct lt_psample) };
-	struct lt_pkind kind = {
-		.nvals = leaks ? 4 : 2,
-		.val = { { "alloc_objects", "count" },
-			 { "alloc_space", "bytes" },
-			 { "inuse_objects", "count" },
-			 { "inuse_space", "bytes" } },
-		.folded = leaks ? 3 : 1,
-		.sites = leaks ? 2 : 1,
-	};
+	struct lt_pkind kind;
 	int ret = read_sites(s, leaks, &smp);
 
+	lt_pkind_alloc(&kind, leaks);
 	if (!ret)
 		ret = lt_psess_write(s, &kind, smp.p, smp.n);
 	free(smp.p);

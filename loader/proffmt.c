@@ -263,6 +263,33 @@ static int json_end(struct lt_pwriter *w)
 	return LT_OK;
 }
 
+/* ---- the kinds ---- */
+
+void lt_pkind_profile(struct lt_pkind *k, bool off, uint64_t period)
+{
+	*k = (struct lt_pkind){
+		.nvals = 2,
+		.val = { { off ? "blocks" : "samples", "count", "count" },
+			 { off ? "off-cpu" : "cpu", "nanoseconds", "ns" } },
+		.period = off ? 0 : period,
+		.folded = off ? 1 : 0,
+		.folded_merge = true,
+	};
+}
+
+void lt_pkind_alloc(struct lt_pkind *k, bool leaks)
+{
+	*k = (struct lt_pkind){
+		.nvals = leaks ? 4 : 2,
+		.val = { { "alloc_objects", "count" },
+			 { "alloc_space", "bytes" },
+			 { "inuse_objects", "count" },
+			 { "inuse_space", "bytes" } },
+		.folded = leaks ? 3 : 1,
+		.sites = leaks ? 2 : 1,
+	};
+}
+
 /* ---- the table ---- */
 
 static const struct lt_pfmt folded = {

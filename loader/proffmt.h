@@ -51,6 +51,14 @@ struct lt_pkind {
 	int sites; /* text: its tables (1: allocated; 2: and not freed) */
 };
 
+/*
+ * The kinds of the two commands. profile: count, then nanoseconds (blocked, off: off-CPU; else
+ * count × period); its comment and json_head are the caller's. alloc: estimated count and bytes
+ * allocated, then (leaks) not freed.
+ */
+void lt_pkind_profile(struct lt_pkind *k, bool off, uint64_t period);
+void lt_pkind_alloc(struct lt_pkind *k, bool leaks);
+
 /* an estimated count in LT_AL_FP fixed point, rounded */
 static inline uint64_t lt_fp_round(uint64_t fp)
 {

@@ -163,16 +163,7 @@ static int report(struct lt_psess *s, const struct prof_opts *o, const char *eve
 		.period = 1000000000ull / o->freq,
 	};
 	char note[160], head[160], tail[96];
-	struct lt_pkind kind = {
-		.nvals = 2,
-		.val = { { o->off_cpu ? "blocks" : "samples", "count", "count" },
-			 { o->off_cpu ? "off-cpu" : "cpu", "nanoseconds", "ns" } },
-		.period = o->off_cpu ? 0 : c.period,
-		.comment = note,
-		.json_head = head,
-		.folded = o->off_cpu ? 1 : 0,
-		.folded_merge = true,
-	};
+	struct lt_pkind kind;
 	int ret = lt_map_each(lt_suite_map_fd(s->suite, "lt_prof"), &k, &nk, &v, collect_prof, &c);
 
 	if (ret) {
@@ -186,6 +177,9 @@ static int report(struct lt_psess *s, const struct prof_opts *o, const char *eve
 	if (!o->off_cpu)
 		snprintf(head + strlen(head), sizeof(head) - strlen(head), ",\"frequency_hz\":%u",
 			 o->freq);
+	lt_pkind_profile(&kind, o->off_cpu, c.period);
+	kind.comment = note;
+	kind.json_head = head;
 	ret = lt_psess_write(s, &kind, c.v.p, c.v.n);
 	free(c.v.p);
 	if (ret)

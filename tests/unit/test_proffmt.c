@@ -280,18 +280,10 @@ static void check(const char *fmt, const struct lt_pkind *kind, const struct lt_
 
 static void profile_kind(struct lt_pkind *k, bool off)
 {
-	*k = (struct lt_pkind){
-		.nvals = 2,
-		.val = { { off ? "blocks" : "samples", "count", "count" },
-			 { off ? "off-cpu" : "cpu", "nanoseconds", "ns" } },
-		.period = off ? 0 : PERIOD,
-		.comment = off ? "lowtrace profile --off-cpu, sched_switch"
-			       : "lowtrace profile , cycles",
-		.json_head = off ? "\"mode\":\"off-cpu\",\"event\":\"sched_switch\""
-				 : "\"mode\":\"cpu\",\"event\":\"cycles\",\"frequency_hz\":49",
-		.folded = off,
-		.folded_merge = true,
-	};
+	lt_pkind_profile(k, off, PERIOD);
+	k->comment = off ? "lowtrace profile --off-cpu, sched_switch" : "lowtrace profile , cycles";
+	k->json_head = off ? "\"mode\":\"off-cpu\",\"event\":\"sched_switch\""
+			   : "\"mode\":\"cpu\",\"event\":\"cycles\",\"frequency_hz\":49";
 }
 
 int main(void)
@@ -323,15 +315,7 @@ int main(void)
 		};
 
 		n = alloc_samples(s);
-		k = (struct lt_pkind){
-			.nvals = leaks ? 4 : 2,
-			.val = { { "alloc_objects", "count" },
-				 { "alloc_space", "bytes" },
-				 { "inuse_objects", "count" },
-				 { "inuse_space", "bytes" } },
-			.folded = leaks ? 3 : 1,
-			.sites = leaks ? 2 : 1,
-		};
+		lt_pkind_alloc(&k, leaks);
 		check("text", &k, s, n, names[leaks][0]);
 		check("folded", &k, s, n, names[leaks][1]);
 		check("pprof", &k, s, n, names[leaks][2]);
