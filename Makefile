@@ -48,7 +48,8 @@ KERNEL_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(KERNEL_SRCS))
 # main.c, above everything else
 CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
 	loader/metrics.c loader/metrics_suite.c loader/metrics_scrape.c loader/metrics_by.c \
-	loader/profile.c loader/alloc.c loader/profout.c
+	loader/profile.c loader/alloc.c loader/profsess.c loader/proffmt.c \
+	loader/proftext.c loader/profstack.c loader/profuw.c loader/profout.c
 LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -222,6 +223,12 @@ $(BUILD)/tests/test_agg: $(BUILD)/tests/test_agg.o $(CORE_OBJS) $(KERNEL_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
 
 $(BUILD)/tests/test_agg.o: $(BUILD)/lowtrace.skel.h
+
+# the output formats on fixed samples: the format table and what it links, stacks served by the
+# test (lt_map_lookup), the symbolizer's lookups wrapped
+PROF_FMT_OBJS := $(patsubst %,$(BUILD)/loader/%.o,proffmt proftext profstack profuw profout)
+$(BUILD)/tests/test_proffmt: $(BUILD)/tests/test_proffmt.o $(CORE_OBJS) $(PROF_FMT_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(CORE_LIBS) -Wl,--wrap=lt_syms_user,--wrap=lt_syms_kernel
 
 # the map audit's reader, the same way
 $(BUILD)/tests/test_maps: $(BUILD)/tests/test_maps.o $(CORE_OBJS) $(KERNEL_OBJS)

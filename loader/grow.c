@@ -25,3 +25,10 @@ int lt_grow(void **arr, size_t *cap, size_t need, size_t size)
 	*cap = n;
 	return 0;
 }
+
+void *lt_vec_push(struct lt_vec *v)
+{
+	if (lt_grow(&v->p, &v->cap, v->n + 1, v->elem))
+		return NULL;
+	return (char *)v->p + v->elem * v->n++;
+}

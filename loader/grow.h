@@ -12,4 +12,13 @@ int lt_grow(void **arr, size_t *cap, size_t need, size_t size);
 
 #define LT_GROW(arr, cap, need) lt_grow((void **)&(arr), &(cap), (need), sizeof(*(arr)))
 
+/* A growable array of elements of `elem` bytes: set elem, then push; free(p) at the end. */
+struct lt_vec {
+	void *p;
+	size_t n, cap, elem;
+};
+
+/* room for one more element at the end: a pointer to it, NULL when out of memory */
+void *lt_vec_push(struct lt_vec *v);
+
 #endif
