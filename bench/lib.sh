@@ -251,6 +251,7 @@ in_turn() {
 # ---- results ----
 # median [FMT]: of the numbers on stdin, one a line ("-" when none); the middle one as it was
 # read, or the mean of the two (%.10g), or either in FMT
+# shellcheck disable=SC2120 # FMT is optional
 median() {
 	sort -g | awk -v f="${1:-}" '{a[NR]=$1} END {if (!NR) {print "-"; exit}
 		m = NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2
