@@ -233,6 +233,9 @@ cpu_ms() { # CPU time of a live process's threads, ms (schedstat: ns)
 }
 hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo -1; }
 kv() { sed -n "s/.*\\b$1=\\([0-9.]*\\).*/\\1/p" "$2" | head -1; } # KEY FILE: the first KEY=value
+# perf_attached PID N: `bpftool perf list` shows N attachments (or more) owned by PID (a
+# tracepoint, kprobe or uprobe tool); wait_for -p PID SECS perf_attached PID N waits for it
+perf_attached() { [ "$("$BPFTOOL" perf list 2>/dev/null | grep -c "^pid $1 ")" -ge "$2" ]; }
 has_map_fd() {
 	local f
 	for f in /proc/"$1"/fd/*; do [ "$(readlink "$f" 2>/dev/null)" = anon_inode:bpf-map ] && return 0; done
