@@ -12,6 +12,7 @@
 # scratch directory. The scripts compile nothing: `make bench` builds what they run.
 
 BENCH=bench/${0##*/}
+export LC_ALL=C # numbers as the tables print them, whatever the locale
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 REPO=$PWD
 LT=$REPO/build/lowtrace
@@ -34,6 +35,47 @@ usage() {
 	awk 'NR > 1 { if (!/^#/) exit; sub(/^# ?/, ""); print }' "$0"
 	exit 0
 }
+# options SPEC... -- ARG...: the arguments ARG by SPEC: -F=VAR, a flag that takes a value
+# (VAR=value; -F=#VAR: a whole number, -F=+VAR: one above 0), -F=VAR:VALUE, a switch
+# (VAR=VALUE), and VAR, the one argument after the options. -h and --help print the -h text;
+# any other option, or argument, is a usage error.
+options() {
+	local -A take=() switch=()
+	local pos='' v
+	while [ "$1" != -- ]; do
+		case $1 in
+		-*=*:*) switch[${1%%=*}]=${1#*=} ;;
+		-*) take[${1%%=*}]=${1#*=} ;;
+		*) pos=$1 ;;
+		esac
+		shift
+	done
+	shift
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-h | --help) usage ;;
+		--) shift; break ;;
+		-?*) ;;
+		*) break ;;
+		esac
+		if [ -n "${switch[$1]:-}" ]; then
+			printf -v "${switch[$1]%%:*}" %s "${switch[$1]#*:}"
+			shift
+			continue
+		fi
+		v=${take[$1]:-}
+		[ -n "$v" ] || usage_err "unknown argument '$1'"
+		[ $# -ge 2 ] || usage_err "$1 takes a value"
+		case $v in
+		'#'*) nums 0 "$1 takes a number" "$2" ;;
+		+*) nums 1 "$1 takes a number above 0" "$2" ;;
+		esac
+		printf -v "${v#[#+]}" %s "$2"
+		shift 2
+	done
+	[ -z "$pos" ] || [ $# = 0 ] || { printf -v "$pos" %s "$1"; shift; }
+	[ $# = 0 ] || usage_err "unknown argument '$1'"
+}
 # nums MIN WHAT VALUE...: every VALUE a whole number of at least MIN, else a usage error
 nums() {
 	local min=$1 what=$2 v
@@ -43,6 +85,9 @@ nums() {
 		[ "$v" -ge "$min" ] || usage_err "$what"
 	done
 }
+
+# every bench's first argument may be -h
+case "${1:-}" in -h | --help) usage ;; esac
 
 # ---- what a bench needs ----
 need_root() { [ "$(id -u)" = 0 ] || die "run as root (it loads BPF programs)"; }
@@ -190,6 +235,18 @@ unload_any() {
 	LOADED=$LT
 }
 
+# stats_load LOAD-ARGS...: the start of a bench of the kernel's run-time statistics that owns
+# the machine's suite: whatever is pinned goes, build/lowtrace loads LOAD-ARGS, the statistics
+# are on (bench/bpfstats), WORK is in /dev/shm
+stats_load() {
+	need_lowtrace
+	need_built bench/bpfstats
+	scratch /dev/shm
+	unload_any
+	lt_load "$@" >/dev/null
+	bpf_stats_on
+}
+
 # ---- measures ----
 # bpf_stats_on: the kernel's BPF run-time statistics on until exit (build/bench/bpfstats; each
 # program run then also pays two clock reads). Needs WORK.
@@ -243,6 +300,15 @@ has_map_fd() {
 }
 # wait_map_fd PID: up to 5 s for PID to hold a BPF map (a consumer has opened the ring)
 wait_map_fd() { wait_for -p "$1" 5 has_map_fd "$1"; }
+# rounds N FUNC ITEM...: N rounds of in_turn, each said done on stderr
+rounds() {
+	local r n=$1
+	shift
+	for ((r = 1; r <= n; r++)); do
+		in_turn "$r" "$@"
+		printf '# round %d/%d done, %d s\n' "$r" "$n" "$SECONDS" >&2
+	done
+}
 # in_turn ROUND FUNC ITEM...: FUNC ITEM for each item, from the ROUNDth (1-based) on and round
 # again, so that from round to round no item always comes first
 in_turn() {
