@@ -253,7 +253,7 @@ stats_load() {
 bpf_stats_on() {
 	"$BIN/bpfstats" >"$WORK/bpfstats.out" 2>&1 &
 	track $!
-	wait_for 5 grep -qx on "$WORK/bpfstats.out" ||
+	wait_for 5 grep -qsx on "$WORK/bpfstats.out" ||
 		die "cannot turn on BPF run-time statistics: $(cat "$WORK/bpfstats.out")"
 }
 # prog_ids [REGEX]: ids of the loaded programs whose `bpftool prog show` line matches, sorted
