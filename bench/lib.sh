@@ -219,7 +219,7 @@ scratch() { WORK=$(mktemp -d "$1/lt-${BENCH#bench/}.XXXXXX") || die "cannot make
 # unless lt_unload did it. The caller redirects the output.
 lt_load() {
 	local bin=$LT
-	[ "$1" = -b ] && { bin=$2; shift 2; }
+	[ "${1:-}" = -b ] && { bin=$2; shift 2; }
 	LOADING=$bin
 	"$bin" load "$@" || { LOADING=; return 1; }
 	LOADED=$bin LOADING=
