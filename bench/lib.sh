@@ -203,7 +203,7 @@ cleanup() {
 	trap - EXIT INT TERM
 	for f in "${EXIT_FNS[@]}"; do "$f"; done
 	stop_all
-	if [ -n "$LOADED" ] || { [ -n "$LOADING" ] && [ -e "$PIN_DIR" ]; }; then
+	if [ -n "$LOADED$LOADING" ] && [ -e "$PIN_DIR" ]; then
 		"${LOADED:-$LOADING}" unload >/dev/null 2>&1 || echo "$BENCH: could not unload $PIN_DIR" >&2
 	fi
 	LOADED='' LOADING=''
