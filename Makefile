@@ -71,7 +71,7 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
 FUZZ_OBJS := $(patsubst loader/%.c,$(FUZZ_BUILD)/loader/%.o,$(CORE_SRCS))
 
-.PHONY: all deps load unload test unit bats install man clean vmlinux format help fuzz test-asan
+.PHONY: all deps load unload test unit bats install man clean vmlinux format help fuzz test-asan bench
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -83,6 +83,7 @@ help:
 	@echo "make load       deps + build + lowtrace load"
 	@echo "make unload     lowtrace unload"
 	@echo "make test       deps + build + unit and bats tests (as root)"
+	@echo "make bench      build/lowtrace and the benchmarks' programs (bench/*.c) into build/bench/"
 	@echo "make test-asan  the unit tests built with AddressSanitizer and UBSan (as root)"
 	@echo "make fuzz       build the libFuzzer targets (tests/fuzz/), run each FUZZ_SECONDS=$(FUZZ_SECONDS) s"
 	@echo "make vmtest     the tests in qemu on Debian kernels (KERNELS=\"$(KERNELS)\")"
@@ -241,6 +242,31 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(CORE_OBJS)
 
 $(BUILD)/tests/test_abi: $(BUILD)/lowtrace.bpf.o
 
+# ---- benchmarks (bench/): every program the scripts run, built here, never by a script ----
+BENCH_BINS := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out %.bpf.c,$(wildcard bench/*.c)))
+BENCH_BPF := $(patsubst bench/%.bpf.c,$(BUILD)/bench/%.bpf.o,$(wildcard bench/*.bpf.c))
+# the workloads bench/unwindcost and bench/sweepcost borrow from the tests
+BENCH_WORKLOADS := $(BUILD)/tests/workloads/spin $(BUILD)/tests/workloads/connstorm
+
+bench: $(BUILD)/lowtrace $(BENCH_BINS) $(BENCH_BPF) $(BENCH_WORKLOADS)
+
+$(BUILD)/bench/%: bench/%.c | $(BUILD)/lt_syscall_nr.h
+	@mkdir -p $(@D)
+	$(CC) $(USER_CFLAGS) $(BENCH_CFLAGS) -o $@ $< $(filter %.o,$^) $(BENCH_LIBS)
+
+$(BUILD)/bench/%.bpf.o: bench/%.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# profiled by the benches: the peers walk their stacks by frame pointer
+$(BUILD)/bench/cpuwork $(BUILD)/bench/mallocloop: BENCH_CFLAGS := -fno-omit-frame-pointer
+$(BUILD)/bench/peerwork: BENCH_LIBS := -lpthread
+$(BUILD)/bench/floor: BENCH_LIBS = $(LIBBPF_LIBS)
+# the consumer's decode and encode, the loader's own objects
+$(BUILD)/bench/encodecost: $(patsubst %,$(BUILD)/loader/%.o,encode decode records probes histfmt sysnames)
+$(BUILD)/bench/cfitime: $(BUILD)/loader/cfi.o $(BUILD)/loader/grow.o
+$(BUILD)/bench/cfitime: BENCH_LIBS := -lelf
+
 # ---- user targets ----
 load: $(DEPS_BUILD_STAMP)
 	@$(MAKE) --no-print-directory all
@@ -297,7 +323,7 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d $(BUILD)/progs/*.d \
+-include $(wildcard $(BUILD)/loader/*.d $(BUILD)/tests/*.d $(BUILD)/progs/*.d $(BUILD)/bench/*.d \
 	$(FUZZ_BUILD)/*.d $(FUZZ_BUILD)/loader/*.d)
 
 # ---- sanitizers and fuzzing (clang): build/asan/, build/fuzz/, never mixed with the above ----
