@@ -223,18 +223,9 @@ static inline char *emit_argv(char *o, const struct lt_field *f, const unsigned 
 	return o;
 }
 
-/* enums and addresses: names of our own or inet_ntop's, quoted as they are in JSON */
-static inline char *emit_name(struct lt_buf *b, char *o, const struct lt_field *f,
-			      const unsigned char *r, bool json)
+/* enums and addresses (names of our own, inet_ntop's): JSON quotes them */
+static inline char *emit_quote(char *o, bool json)
 {
-	if (json)
-		*o++ = '"';
-	b->len = o - b->p;
-	if (f->kind == LT_F_ENUM)
-		put_enum(b, f, get_int(r, f));
-	else
-		put_addr(b, r, f);
-	o = b->p + b->len;
 	if (json)
 		*o++ = '"';
 	return o;
@@ -260,11 +251,18 @@ static inline bool emit_key(char **o, const struct lt_field *f, const unsigned c
 		*o += f->jlen;
 		return true;
 	}
-	if (f->text == LT_T_NONE || (f->text == LT_T_WORD && !get_flag(r, f)))
+	if (f->text == LT_T_NONE)
 		return false;
+	if (f->text == LT_T_WORD) {
+		if (get_flag(r, f)) {
+			memcpy(*o, f->tkey, LT_KEY_ROOM);
+			*o += f->tlen;
+		}
+		return false;
+	}
 	memcpy(*o, f->tkey, LT_KEY_ROOM);
 	*o += f->tlen;
-	return f->text != LT_T_WORD;
+	return true;
 }
 
 static inline __attribute__((always_inline)) void
@@ -292,8 +290,14 @@ put_fields(struct lt_buf *b, const struct lt_field *f, const unsigned char *r, b
 			o = put_bool_w(o, get_flag(r, f));
 			break;
 		case LT_F_ENUM:
+			b->len = emit_quote(o, json) - b->p;
+			put_enum(b, f, get_int(r, f));
+			o = emit_quote(b->p + b->len, json);
+			break;
 		case LT_F_ADDR:
-			o = emit_name(b, o, f, r, json);
+			b->len = emit_quote(o, json) - b->p;
+			put_addr(b, r, f);
+			o = emit_quote(b->p + b->len, json);
 			break;
 		case LT_F_FMT:
 			o = emit_fmt(b, o, f, r, json);
