@@ -202,8 +202,7 @@ static inline char *emit_str(char *o, const char *s, size_t n, bool json)
 }
 
 /* JSON: an array of the strings; text: the strings, a space between */
-static inline char *emit_argv(char *o, const struct lt_field *f, const unsigned char *r,
-			      bool json)
+static inline char *emit_argv(char *o, const struct lt_field *f, const unsigned char *r, bool json)
 {
 	const char *s = (const char *)r + f->off;
 	size_t n = str_max(r, f), i = 0;
@@ -243,8 +242,7 @@ static inline char *emit_fmt(struct lt_buf *b, char *o, const struct lt_field *f
  * The key, and whether a value follows: JSON has "name":value for every field,
  * text by the field's style (none, a word alone when its flag is set, key=value).
  */
-static inline bool emit_key(char **o, const struct lt_field *f, const unsigned char *r,
-			    bool json)
+static inline bool emit_key(char **o, const struct lt_field *f, const unsigned char *r, bool json)
 {
 	if (json) {
 		memcpy(*o, f->jkey, LT_KEY_ROOM);

@@ -301,8 +301,8 @@ static void put_num_json(const char *key, int64_t v)
 static int print_maps_text(const struct lt_status *st)
 {
 	static const struct lt_col cols[] = {
-		{ "PROBE", -12 }, { "MAP", -16 },    { "TYPE", -16 },
-		{ "ENTRIES", 10 }, { "MAX", 10 }, { "", -1 }, /* per what */
+		{ "PROBE", -12 },  { "MAP", -16 }, { "TYPE", -16 },
+		{ "ENTRIES", 10 }, { "MAX", 10 },  { "", -1 }, /* per what */
 	};
 	struct lt_table t;
 	int err;
@@ -341,7 +341,7 @@ static int print_maps_text(const struct lt_status *st)
 static int print_status_text(const struct lt_status *st)
 {
 	static const struct lt_col cols[] = {
-		{ "PROBE", -12 },  { "HOOK", -8 },   { "PROG_ID", -8 },
+		{ "PROBE", -12 }, { "HOOK", -8 },  { "PROG_ID", -8 },
 		{ "EVENTS", 12 }, { "DROPS", 12 }, { "MISSED", 12 },
 	};
 	struct ident_info ii;

@@ -24,7 +24,10 @@ static const char *print(struct lt_table *t)
 int main(void)
 {
 	static const struct lt_col cols[] = {
-		{ "PROBE", -6 }, { "HOOK", -4 }, { "EVENTS", 8 }, { "", -1 },
+		{ "PROBE", -6 },
+		{ "HOOK", -4 },
+		{ "EVENTS", 8 },
+		{ "", -1 },
 	};
 	struct lt_table t;
 
