@@ -238,29 +238,14 @@ static inline char *emit_fmt(struct lt_buf *b, char *o, const struct lt_field *f
 	return b->p + b->len;
 }
 
-/*
- * The key, and whether a value follows: JSON has "name":value for every field,
- * text by the field's style (none, a word alone when its flag is set, key=value).
- */
-static inline bool emit_key(char **o, const struct lt_field *f, const unsigned char *r, bool json)
+/* text's LT_T_WORD: the key alone, when the flag is set */
+static inline char *emit_word(char *o, const struct lt_field *f, const unsigned char *r)
 {
-	if (json) {
-		memcpy(*o, f->jkey, LT_KEY_ROOM);
-		*o += f->jlen;
-		return true;
+	if (get_flag(r, f)) {
+		memcpy(o, f->tkey, LT_KEY_ROOM);
+		o += f->tlen;
 	}
-	if (f->text == LT_T_NONE)
-		return false;
-	if (f->text == LT_T_WORD) {
-		if (get_flag(r, f)) {
-			memcpy(*o, f->tkey, LT_KEY_ROOM);
-			*o += f->tlen;
-		}
-		return false;
-	}
-	memcpy(*o, f->tkey, LT_KEY_ROOM);
-	*o += f->tlen;
-	return true;
+	return o;
 }
 
 static inline __attribute__((always_inline)) void
@@ -269,8 +254,20 @@ put_fields(struct lt_buf *b, const struct lt_field *f, const unsigned char *r, b
 	char *o = b->p + b->len;
 
 	for (; f->name; f++) {
-		if (!emit_key(&o, f, r, json))
-			continue;
+		/* JSON has "name":value for every field, text by the field's style */
+		if (json) {
+			memcpy(o, f->jkey, LT_KEY_ROOM);
+			o += f->jlen;
+		} else {
+			if (f->text == LT_T_NONE)
+				continue;
+			if (f->text == LT_T_WORD) {
+				o = emit_word(o, f, r);
+				continue;
+			}
+			memcpy(o, f->tkey, LT_KEY_ROOM);
+			o += f->tlen;
+		}
 		switch (f->kind) {
 		case LT_F_INT:
 			o = emit_int(b, o, f, r, json);
