@@ -5,6 +5,11 @@
 #include "histfmt.h"
 
 #define BAR_WIDTH 40
+/* the range columns: wide enough for every bound, 2^(LT_HIST_SLOTS-1) < 10^16 */
+#define RANGE_WIDTH 16
+_Static_assert(LT_HIST_SLOTS - 1 <= 53, "bucket bounds fit RANGE_WIDTH digits");
+/* the count column: at least this wide, wider when a count needs it */
+#define COUNT_WIDTH 10
 
 static int digits(uint64_t v)
 {
@@ -35,6 +40,16 @@ static void put_u64_l(struct lt_buf *b, uint64_t v, int width)
 		lt_put_c(b, ' ');
 }
 
+/* s left-aligned in width columns */
+static void put_s_l(struct lt_buf *b, const char *s, int width)
+{
+	size_t before = b->len;
+
+	lt_put_s(b, s);
+	for (int pad = width - (int)(b->len - before); pad > 0; pad--)
+		lt_put_c(b, ' ');
+}
+
 static int used_range(const struct lt_hist *h, int *lo, int *hi)
 {
 	*lo = -1;
@@ -52,7 +67,7 @@ static int used_range(const struct lt_hist *h, int *lo, int *hi)
 void lt_hist_text(struct lt_buf *b, const char *title, const struct lt_hist *h)
 {
 	uint64_t max = 0;
-	int lo, hi;
+	int lo, hi, cw;
 
 	lt_put_s(b, title);
 	lt_put_s(b, ": count ");
@@ -71,19 +86,22 @@ void lt_hist_text(struct lt_buf *b, const char *title, const struct lt_hist *h)
 	for (int i = lo; i <= hi; i++)
 		if (h->slot[i] > max)
 			max = h->slot[i];
-	lt_put_s(b, "               nsecs                : count      distribution\n");
+	cw = digits(max) > COUNT_WIDTH ? digits(max) : COUNT_WIDTH;
+	lt_put_s(b, "               nsecs                : ");
+	put_s_l(b, "count", cw);
+	lt_put_s(b, " distribution\n");
 	for (int i = lo; i <= hi; i++) {
 		int stars = max ? (int)(h->slot[i] * BAR_WIDTH / max) : 0;
 
-		put_u64_w(b, lt_hist_lo(i), 16);
+		put_u64_w(b, lt_hist_lo(i), RANGE_WIDTH);
 		lt_put_s(b, " -> ");
 		if (i == LT_HIST_SLOTS - 1) {
-			lt_put_s(b, "inf             ");
+			put_s_l(b, "inf", RANGE_WIDTH);
 		} else {
-			put_u64_l(b, lt_hist_hi(i) - 1, 16);
+			put_u64_l(b, lt_hist_hi(i) - 1, RANGE_WIDTH);
 		}
 		lt_put_s(b, ": ");
-		put_u64_l(b, h->slot[i], 10);
+		put_u64_l(b, h->slot[i], cw);
 		lt_put_s(b, " |");
 		for (int s = 0; s < BAR_WIDTH; s++)
 			lt_put_c(b, s < stars ? '*' : ' ');

@@ -18,8 +18,9 @@ static inline void lt_hist_merge(struct lt_hist *dst, const struct lt_hist *src)
 /* "read", "write", "flush", "discard" or "other" */
 const char *lt_bio_op_name(unsigned int op);
 
-/* Room one histogram needs in either form: callers flush below this. */
-#define LT_HIST_ENC_MAX (LT_HIST_SLOTS * 100 + 256)
+/* Room one histogram needs in either form: callers flush below this (a bar line is at
+ * most 102 bytes, with a count of 20 digits). */
+#define LT_HIST_ENC_MAX (LT_HIST_SLOTS * 110 + 256)
 
 /* "TITLE: count N, sum S ns, mean M ns" then one bar line per bucket from the
  * first to the last non-empty one */

@@ -25,6 +25,8 @@ static const struct {
 
 static void help(void)
 {
+	int w = 9;
+
 	printf("NAME\n"
 	       "    lowtrace - low-overhead eBPF tracing of processes, with pinned probes\n"
 	       "\n"
@@ -34,7 +36,10 @@ static void help(void)
 	       "\n"
 	       "COMMANDS\n");
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		printf("    %-9s %s\n", cmds[i].name, cmds[i].about);
+		if ((int)strlen(cmds[i].name) > w)
+			w = strlen(cmds[i].name); /* a longer name widens the column */
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		printf("    %-*s %s\n", w, cmds[i].name, cmds[i].about);
 	printf("\n"
 	       "OPTIONS\n"
 	       "    -v, --verbose   show libbpf's messages, including the verifier log\n"

@@ -780,14 +780,19 @@ const char lt_load_opts_help[] =
 
 void lt_print_probes(FILE *f)
 {
+	int w = 12;
+
+	for (size_t i = 0; i < lt_nprobes; i++)
+		if ((int)strlen(lt_probes[i].name) > w)
+			w = strlen(lt_probes[i].name); /* a longer name widens the column */
 	fprintf(f, "PROBES\n");
 	for (size_t i = 0; i < lt_nprobes; i++)
 		if (!lt_probes[i].cmd)
-			fprintf(f, "    %-12s %s%s\n", lt_probes[i].name, lt_probes[i].about,
+			fprintf(f, "    %-*s %s%s\n", w, lt_probes[i].name, lt_probes[i].about,
 				lt_probes[i].dflt ? "" : " [opt-in]");
 	for (size_t i = 0; i < lt_nprobes; i++)
 		if (lt_probes[i].cmd)
-			fprintf(f, "    %-12s %s [lowtrace %s]\n", lt_probes[i].name,
+			fprintf(f, "    %-*s %s [lowtrace %s]\n", w, lt_probes[i].name,
 				lt_probes[i].about, lt_probes[i].cmd);
 }
 

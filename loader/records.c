@@ -175,138 +175,141 @@ static inline char *put_bool_w(char *o, bool v)
 }
 
 /*
- * The field loops write at a local cursor (encode.h says why) and set b->len only
- * around the helpers that take the buffer (enums, addresses, formatters). Keys are
- * copied whole (LT_KEY_ROOM bytes: the buffer's LT_ENC_MAX of room covers the
- * excess, overwritten next) and the cursor advances by their length.
+ * One walker writes both forms: the per-kind emitters below take `json` and are
+ * inlined into it, and it is inlined into one function per form, so each form's
+ * loop is compiled with the other form's tests folded away (no call or branch
+ * per field for the form).
+ *
+ * The walker writes at a local cursor (encode.h says why) and sets b->len only
+ * around the helpers that take the buffer (octal, enums, addresses, formatters).
+ * Keys are copied whole (LT_KEY_ROOM bytes: the buffer's LT_ENC_MAX of room
+ * covers the excess, overwritten next) and the cursor advances by their length.
  */
-static void put_fields_json(struct lt_buf *b, const struct lt_field *f, const unsigned char *r)
+static inline char *emit_int(struct lt_buf *b, char *o, const struct lt_field *f,
+			     const unsigned char *r, bool json)
+{
+	if (!json && f->text == LT_T_OCTAL) {
+		b->len = o - b->p;
+		lt_put_octal(b, get_u(r + f->off, f->size));
+		return b->p + b->len;
+	}
+	return put_int_w(o, f, get_int(r, f));
+}
+
+static inline char *emit_str(char *o, const char *s, size_t n, bool json)
+{
+	return json ? lt_w_json_str(o, s, n) : lt_w_text_str(o, s, n);
+}
+
+/* JSON: an array of the strings; text: the strings, a space between */
+static inline char *emit_argv(char *o, const struct lt_field *f, const unsigned char *r, bool json)
+{
+	const char *s = (const char *)r + f->off;
+	size_t n = str_max(r, f), i = 0;
+
+	if (json)
+		*o++ = '[';
+	while (i < n) {
+		size_t k = lt_strnlen(s + i, n - i);
+
+		if (i)
+			*o++ = json ? ',' : ' ';
+		o = emit_str(o, s + i, k, json);
+		i += k + 1;
+	}
+	if (json)
+		*o++ = ']';
+	return o;
+}
+
+/* enums and addresses (names of our own, inet_ntop's): JSON quotes them */
+static inline char *emit_quote(char *o, bool json)
+{
+	if (json)
+		*o++ = '"';
+	return o;
+}
+
+static inline char *emit_fmt(struct lt_buf *b, char *o, const struct lt_field *f,
+			     const unsigned char *r, bool json)
+{
+	b->len = o - b->p;
+	f->put(b, get_int(r, f), json);
+	return b->p + b->len;
+}
+
+/* text's LT_T_WORD: the key alone, when the flag is set */
+static inline char *emit_word(char *o, const struct lt_field *f, const unsigned char *r)
+{
+	if (get_flag(r, f)) {
+		memcpy(o, f->tkey, LT_KEY_ROOM);
+		o += f->tlen;
+	}
+	return o;
+}
+
+static inline __attribute__((always_inline)) void
+put_fields(struct lt_buf *b, const struct lt_field *f, const unsigned char *r, bool json)
 {
 	char *o = b->p + b->len;
 
 	for (; f->name; f++) {
-		memcpy(o, f->jkey, LT_KEY_ROOM);
-		o += f->jlen;
+		/* JSON has "name":value for every field, text by the field's style */
+		if (json) {
+			memcpy(o, f->jkey, LT_KEY_ROOM);
+			o += f->jlen;
+		} else {
+			if (f->text == LT_T_NONE)
+				continue;
+			if (f->text == LT_T_WORD) {
+				o = emit_word(o, f, r);
+				continue;
+			}
+			memcpy(o, f->tkey, LT_KEY_ROOM);
+			o += f->tlen;
+		}
 		switch (f->kind) {
 		case LT_F_INT:
-			o = put_int_w(o, f, get_int(r, f));
+			o = emit_int(b, o, f, r, json);
 			break;
 		case LT_F_STR: {
 			const char *s = (const char *)r + f->off;
 
-			o = lt_w_json_str(o, s, lt_strnlen(s, str_max(r, f)));
+			o = emit_str(o, s, lt_strnlen(s, str_max(r, f)), json);
 			break;
 		}
-		case LT_F_ARGV: {
-			const char *s = (const char *)r + f->off;
-			size_t n = str_max(r, f), i = 0;
-
-			*o++ = '[';
-			while (i < n) {
-				size_t k = lt_strnlen(s + i, n - i);
-
-				if (i)
-					*o++ = ',';
-				o = lt_w_json_str(o, s + i, k);
-				i += k + 1;
-			}
-			*o++ = ']';
+		case LT_F_ARGV:
+			o = emit_argv(o, f, r, json);
 			break;
-		}
 		case LT_F_FLAG:
 			o = put_bool_w(o, get_flag(r, f));
 			break;
 		case LT_F_ENUM:
-			*o++ = '"';
-			b->len = o - b->p;
+			b->len = emit_quote(o, json) - b->p;
 			put_enum(b, f, get_int(r, f));
-			o = b->p + b->len;
-			*o++ = '"';
+			o = emit_quote(b->p + b->len, json);
 			break;
 		case LT_F_ADDR:
-			*o++ = '"';
-			b->len = o - b->p;
+			b->len = emit_quote(o, json) - b->p;
 			put_addr(b, r, f);
-			o = b->p + b->len;
-			*o++ = '"';
+			o = emit_quote(b->p + b->len, json);
 			break;
 		case LT_F_FMT:
-			b->len = o - b->p;
-			f->put(b, get_int(r, f), true);
-			o = b->p + b->len;
+			o = emit_fmt(b, o, f, r, json);
 			break;
 		}
 	}
 	b->len = o - b->p;
 }
 
+static void put_fields_json(struct lt_buf *b, const struct lt_field *f, const unsigned char *r)
+{
+	put_fields(b, f, r, true);
+}
+
 static void put_fields_text(struct lt_buf *b, const struct lt_field *f, const unsigned char *r)
 {
-	char *o = b->p + b->len;
-
-	for (; f->name; f++) {
-		if (f->text == LT_T_NONE)
-			continue;
-		if (f->text == LT_T_WORD) {
-			if (get_flag(r, f)) {
-				memcpy(o, f->tkey, LT_KEY_ROOM);
-				o += f->tlen;
-			}
-			continue;
-		}
-		memcpy(o, f->tkey, LT_KEY_ROOM);
-		o += f->tlen;
-		switch (f->kind) {
-		case LT_F_INT:
-			b->len = o - b->p;
-			if (f->text == LT_T_OCTAL) {
-				lt_put_octal(b, get_u(r + f->off, f->size));
-				o = b->p + b->len;
-			} else {
-				o = put_int_w(o, f, get_int(r, f));
-			}
-			break;
-		case LT_F_STR: {
-			const char *s = (const char *)r + f->off;
-
-			o = lt_w_text_str(o, s, lt_strnlen(s, str_max(r, f)));
-			break;
-		}
-		case LT_F_ARGV: {
-			const char *s = (const char *)r + f->off;
-			size_t n = str_max(r, f), i = 0;
-
-			while (i < n) {
-				size_t k = lt_strnlen(s + i, n - i);
-
-				if (i)
-					*o++ = ' ';
-				o = lt_w_text_str(o, s + i, k);
-				i += k + 1;
-			}
-			break;
-		}
-		case LT_F_FLAG:
-			o = put_bool_w(o, get_flag(r, f));
-			break;
-		case LT_F_ENUM:
-			b->len = o - b->p;
-			put_enum(b, f, get_int(r, f));
-			o = b->p + b->len;
-			break;
-		case LT_F_ADDR:
-			b->len = o - b->p;
-			put_addr(b, r, f);
-			o = b->p + b->len;
-			break;
-		case LT_F_FMT:
-			b->len = o - b->p;
-			f->put(b, get_int(r, f), false);
-			o = b->p + b->len;
-			break;
-		}
-	}
-	b->len = o - b->p;
+	put_fields(b, f, r, false);
 }
 
 /* one name of the runtime's: key=value or "key":"value", copied as it is when plain */

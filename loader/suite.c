@@ -15,6 +15,7 @@
 #include "lowtrace.h"
 #include "opts.h"
 #include "records.h"
+#include "table.h"
 
 static void help_load(void)
 {
@@ -190,26 +191,39 @@ static void blame_free(struct blame_view *v)
 	lt_identity_close(&v->idn);
 }
 
-static void print_blame_text(void)
+static int print_blame_text(void)
 {
+	static const struct lt_col cols[] = {
+		{ "PROBE", -12 },     { "DROPS", 12 },	{ "THROTTLED", 12 },
+		{ "CGROUP_ID", -20 }, { "CGROUP", -1 },
+	};
+	struct lt_table t;
 	struct blame_view v;
 	char buf[4096];
+	int err = LT_OK;
 
 	blame_load(&v);
-	if (v.n)
-		printf("losses by cgroup (most first)\n%-12s %12s %12s %-20s %s\n", "PROBE",
-		       "DROPS", "THROTTLED", "CGROUP_ID", "CGROUP");
+	lt_table_init(&t, cols, sizeof(cols) / sizeof(cols[0]));
 	for (int i = 0; i < v.n; i++) {
 		struct lt_buf b = { buf, 0, sizeof(buf) };
 		const struct lt_probe *p = lt_probe_by_id(v.top[i].probe);
 
 		if (!blame_path(&v, v.top[i].cgroup_id, &b, false))
 			lt_put_s(&b, "-");
-		printf("%-12s %12llu %12llu %-20llu %.*s\n", p ? p->name : "?",
-		       (unsigned long long)v.top[i].drops, (unsigned long long)v.top[i].throttled,
-		       (unsigned long long)v.top[i].cgroup_id, (int)b.len, buf);
+		lt_table_cell(&t, "%s", p ? p->name : "?");
+		lt_table_cell(&t, "%llu", (unsigned long long)v.top[i].drops);
+		lt_table_cell(&t, "%llu", (unsigned long long)v.top[i].throttled);
+		lt_table_cell(&t, "%llu", (unsigned long long)v.top[i].cgroup_id);
+		lt_table_cell(&t, "%.*s", (int)b.len, buf);
+		lt_table_end_row(&t);
 	}
+	if (v.n) {
+		printf("losses by cgroup (most first)\n");
+		err = lt_table_print(&t, stdout);
+	}
+	lt_table_free(&t);
 	blame_free(&v);
+	return err;
 }
 
 static void print_blame_json(void)
@@ -236,22 +250,33 @@ static void print_blame_json(void)
 }
 
 /* load --rate-limit: shown only when a probe has one */
-static void print_rates_text(const struct lt_status *st)
+static int print_rates_text(const struct lt_status *st)
 {
-	bool any = false;
+	static const struct lt_col cols[] = {
+		{ "PROBE", -12 },
+		{ "EVENTS/S", 12 },
+		{ "THROTTLED", 12 },
+	};
+	struct lt_table t;
+	int err = LT_OK;
 
+	lt_table_init(&t, cols, sizeof(cols) / sizeof(cols[0]));
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
 		if (!ps->loaded || !ps->rate)
 			continue;
-		if (!any)
-			printf("rate limits (per cgroup)\n%-12s %12s %12s\n", "PROBE", "EVENTS/S",
-			       "THROTTLED");
-		any = true;
-		printf("%-12s %12u %12llu\n", lt_probes[i].name, ps->rate,
-		       (unsigned long long)ps->stat.throttled);
+		lt_table_cell(&t, "%s", lt_probes[i].name);
+		lt_table_cell(&t, "%u", ps->rate);
+		lt_table_cell(&t, "%llu", (unsigned long long)ps->stat.throttled);
+		lt_table_end_row(&t);
 	}
+	if (t.nrows || t.err) {
+		printf("rate limits (per cgroup)\n");
+		err = lt_table_print(&t, stdout);
+	}
+	lt_table_free(&t);
+	return err;
 }
 
 static const char *state_json(enum lt_state_kind k)
@@ -260,12 +285,12 @@ static const char *state_json(enum lt_state_kind k)
 }
 
 /* a number, or "-" where the kernel cannot tell */
-static void put_num_text(int64_t v, int width)
+static void put_num_text(struct lt_table *t, int64_t v)
 {
 	if (v < 0)
-		printf(" %*s", width, "-");
+		lt_table_cell(t, "-");
 	else
-		printf(" %*lld", width, (long long)v);
+		lt_table_cell(t, "%lld", (long long)v);
 }
 
 static void put_num_json(const char *key, int64_t v)
@@ -277,8 +302,15 @@ static void put_num_json(const char *key, int64_t v)
 }
 
 /* where per-object state lives, and how full each loaded probe's stateful map is */
-static void print_maps_text(const struct lt_status *st)
+static int print_maps_text(const struct lt_status *st)
 {
+	static const struct lt_col cols[] = {
+		{ "PROBE", -12 },  { "MAP", -16 }, { "TYPE", -16 },
+		{ "ENTRIES", 10 }, { "MAX", 10 },  { "", -1 }, /* per what */
+	};
+	struct lt_table t;
+	int err;
+
 	if (st->state_task != LT_KIND_UNKNOWN) {
 		if (st->state_task == LT_KIND_HASH && st->state_sk == LT_KIND_HASH)
 			printf("state: bounded hashes (kernel without local storage for "
@@ -291,23 +323,34 @@ static void print_maps_text(const struct lt_status *st)
 							     : "per-socket bounded hash");
 	}
 	if (!st->nmaps)
-		return;
-	printf("%-12s %-16s %-16s %10s %10s\n", "PROBE", "MAP", "TYPE", "ENTRIES", "MAX");
+		return LT_OK;
+	lt_table_init(&t, cols, sizeof(cols) / sizeof(cols[0]));
 	for (size_t i = 0; i < st->nmaps; i++) {
 		const struct lt_map_use *m = &st->maps[i];
 
-		printf("%-12s %-16s %-16s", m->probe, m->name, m->type);
-		put_num_text(m->entries, 10);
-		put_num_text(m->max_entries, 10);
+		lt_table_cell(&t, "%s", m->probe);
+		lt_table_cell(&t, "%s", m->name);
+		lt_table_cell(&t, "%s", m->type);
+		put_num_text(&t, m->entries);
+		put_num_text(&t, m->max_entries);
 		if (m->per)
-			printf(" per %s", m->per);
-		printf("\n");
+			lt_table_cell(&t, "per %s", m->per);
+		lt_table_end_row(&t);
 	}
+	err = lt_table_print(&t, stdout);
+	lt_table_free(&t);
+	return err;
 }
 
-static void print_status_text(const struct lt_status *st)
+static int print_status_text(const struct lt_status *st)
 {
+	static const struct lt_col cols[] = {
+		{ "PROBE", -12 }, { "HOOK", -8 },  { "PROG_ID", -8 },
+		{ "EVENTS", 12 }, { "DROPS", 12 }, { "MISSED", 12 },
+	};
 	struct ident_info ii;
+	struct lt_table t;
+	int err;
 
 	printf("loaded: pinned at %s\n", LT_PIN_DIR);
 	printf("ring buffer: %u bytes\n", st->ringbuf_size);
@@ -342,21 +385,29 @@ static void print_status_text(const struct lt_status *st)
 		       (unsigned long long)ii.cs.died, (unsigned long long)ii.cs.renamed,
 		       (unsigned long long)ii.cs.reaped, (unsigned long long)ii.grace_s,
 		       (unsigned long long)ii.cs.full, (unsigned long long)ii.cs.queue_full);
-	printf("%-12s %-8s %-8s %12s %12s %12s\n", "PROBE", "HOOK", "PROG_ID", "EVENTS", "DROPS",
-	       "MISSED");
+	lt_table_init(&t, cols, sizeof(cols) / sizeof(cols[0]));
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
 		if (lt_probes[i].cmd)
 			continue; /* never pinned */
+		lt_table_cell(&t, "%s", lt_probes[i].name);
 		if (!ps->loaded) {
-			printf("%-12s -\n", lt_probes[i].name);
+			lt_table_cell(&t, "-");
+			lt_table_end_row(&t);
 			continue;
 		}
-		printf("%-12s %-8s %-8u %12llu %12llu %12llu\n", lt_probes[i].name, ps->hook,
-		       ps->prog_id, (unsigned long long)ps->stat.events,
-		       (unsigned long long)ps->stat.drops, (unsigned long long)ps->stat.missed);
+		lt_table_cell(&t, "%s", ps->hook);
+		lt_table_cell(&t, "%u", ps->prog_id);
+		lt_table_cell(&t, "%llu", (unsigned long long)ps->stat.events);
+		lt_table_cell(&t, "%llu", (unsigned long long)ps->stat.drops);
+		lt_table_cell(&t, "%llu", (unsigned long long)ps->stat.missed);
+		lt_table_end_row(&t);
 	}
+	err = lt_table_print(&t, stdout);
+	lt_table_free(&t);
+	if (err)
+		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
 
@@ -365,9 +416,12 @@ static void print_status_text(const struct lt_status *st)
 			       "are missing)\n",
 			       lt_probes[i].name, (unsigned long long)ps->stat.unseen);
 	}
-	print_rates_text(st);
-	print_maps_text(st);
-	print_blame_text();
+	err = print_rates_text(st);
+	if (!err)
+		err = print_maps_text(st);
+	if (!err)
+		err = print_blame_text();
+	return err;
 }
 
 /*
@@ -497,7 +551,12 @@ static void print_status_json(const struct lt_status *st)
 /* status --measure S: the kernel's run-time statistics on for S seconds */
 static int status_measure(uint64_t secs)
 {
+	static const struct lt_col cols[] = {
+		{ "PROBE", -12 }, { "HOOK", -8 },   { "RUNS", 14 },
+		{ "RUNS/S", 12 }, { "NS/RUN", 10 },
+	};
 	static struct lt_status a, b;
+	struct lt_table t;
 	int fd, err;
 
 	err = lt_read_status(&a);
@@ -515,7 +574,7 @@ static int status_measure(uint64_t secs)
 	close(fd);
 	if (err)
 		return err;
-	printf("%-12s %-8s %14s %12s %10s\n", "PROBE", "HOOK", "RUNS", "RUNS/S", "NS/RUN");
+	lt_table_init(&t, cols, sizeof(cols) / sizeof(cols[0]));
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *x = &a.probe[lt_probes[i].id];
 		const struct lt_probe_status *y = &b.probe[lt_probes[i].id];
@@ -524,11 +583,16 @@ static int status_measure(uint64_t secs)
 
 		if (!x->loaded || !y->loaded)
 			continue;
-		printf("%-12s %-8s %14llu %12.1f %10.0f\n", lt_probes[i].name, y->hook,
-		       (unsigned long long)runs, (double)runs / secs,
-		       runs ? (double)ns / runs : 0.0);
+		lt_table_cell(&t, "%s", lt_probes[i].name);
+		lt_table_cell(&t, "%s", y->hook);
+		lt_table_cell(&t, "%llu", (unsigned long long)runs);
+		lt_table_cell(&t, "%.1f", (double)runs / secs);
+		lt_table_cell(&t, "%.0f", runs ? (double)ns / runs : 0.0);
+		lt_table_end_row(&t);
 	}
-	return LT_OK;
+	err = lt_table_print(&t, stdout);
+	lt_table_free(&t);
+	return err;
 }
 
 struct status_cli {
@@ -566,11 +630,11 @@ int cmd_status(int argc, char **argv)
 	}
 	if (c.json) {
 		print_status_json(&st);
-	} else {
-		print_status_text(&st);
-		print_leftovers_text(stdout);
+		return LT_OK;
 	}
-	return LT_OK;
+	err = print_status_text(&st);
+	print_leftovers_text(stdout);
+	return err;
 }
 
 /* ---- load / unload ---- */
@@ -611,7 +675,7 @@ int cmd_load(int argc, char **argv)
 	/* the summary is read back from the pins: it shows what the kernel has */
 	err = lt_read_status(&st);
 	if (!err)
-		print_status_text(&st);
+		err = print_status_text(&st);
 	return err;
 }
 

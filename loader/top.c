@@ -15,6 +15,7 @@
 #include "opts.h"
 #include "records.h"
 #include "sysnames.h"
+#include "table.h"
 
 static void help_top(void)
 {
@@ -103,6 +104,16 @@ static int top_opt(void *ctx, int key, const char *arg, uint64_t num)
 int cmd_top(int argc, char **argv)
 {
 	static const int keys[] = { LT_O_INTERVAL, LT_O_COUNT, LT_O_ROWS, 0 };
+	static const struct lt_col probe_cols[] = {
+		{ "PROBE", -12 },
+		{ "EVENTS/S", 12 },
+		{ "DROPS/S", 12 },
+	};
+	static const struct lt_col sys_cols[] = {
+		{ "SYSCALL", -20 }, { "COUNT", 12 },  { "RATE/S", 10 },
+		{ "TOTAL_MS", 12 }, { "P50_US", 10 }, { "P99_US", 10 },
+	};
+	struct lt_table pt, syst;
 	const struct lt_probe *sp = lt_probe_by_name("syscalls", strlen("syscalls"));
 	static struct lt_status st;
 	static uint64_t last_ev[LT_PROBE_SLOTS], last_dr[LT_PROBE_SLOTS];
@@ -131,6 +142,8 @@ int cmd_top(int argc, char **argv)
 	/* top's table is the syscalls probe's: its row names the map */
 	if (!err && st.probe[sp->id].loaded)
 		err = lt_agg_open(&sys, sp);
+	lt_table_init(&pt, probe_cols, sizeof(probe_cols) / sizeof(probe_cols[0]));
+	lt_table_init(&syst, sys_cols, sizeof(sys_cols) / sizeof(sys_cols[0]));
 	t.cur = calloc(LT_SYS_SLOTS, sizeof(*t.cur));
 	t.prev = calloc(LT_SYS_SLOTS, sizeof(*t.prev));
 	t.order = calloc(LT_SYS_SLOTS, sizeof(*t.order));
@@ -153,22 +166,27 @@ int cmd_top(int argc, char **argv)
 			printf("\033[H\033[2J");
 		printf("lowtrace top: every %llu s, rates over the last interval\n",
 		       (unsigned long long)c.every.interval_s);
-		printf("%-12s %12s %12s\n", "PROBE", "EVENTS/S", "DROPS/S");
 		for (size_t i = 0; i < lt_nprobes; i++) {
 			struct lt_counts s;
 			uint32_t id = lt_probes[i].id;
 
 			if (!st.probe[id].loaded || lt_stats_read(&sr, &lt_probes[i], &s))
 				continue;
-			if (secs > 0)
-				printf("%-12s %12.1f %12.1f\n", lt_probes[i].name,
-				       (s.events - last_ev[id]) / secs,
-				       (s.drops - last_dr[id]) / secs);
-			else
-				printf("%-12s %12s %12s\n", lt_probes[i].name, "-", "-");
+			lt_table_cell(&pt, "%s", lt_probes[i].name);
+			if (secs > 0) {
+				lt_table_cell(&pt, "%.1f", (s.events - last_ev[id]) / secs);
+				lt_table_cell(&pt, "%.1f", (s.drops - last_dr[id]) / secs);
+			} else {
+				lt_table_cell(&pt, "-");
+				lt_table_cell(&pt, "-");
+			}
+			lt_table_end_row(&pt);
 			last_ev[id] = s.events;
 			last_dr[id] = s.drops;
 		}
+		err = lt_table_print(&pt, stdout);
+		if (err)
+			break;
 		if (!sys) {
 			printf("\nsyscalls: not loaded (lowtrace load --probes ...,syscalls)\n");
 		} else {
@@ -186,8 +204,6 @@ int cmd_top(int argc, char **argv)
 					t.order[n++] = nr;
 			top_hists = t.cur;
 			qsort(t.order, n, sizeof(*t.order), by_syscall_count);
-			printf("\n%-20s %12s %10s %12s %10s %10s\n", "SYSCALL", "COUNT", "RATE/S",
-			       "TOTAL_MS", "P50_US", "P99_US");
 			for (size_t k = 0; k < n && k < c.rows; k++) {
 				const struct lt_hist *x = &t.cur[t.order[k]];
 				char name[32], p50[24], p99[24], rate[24];
@@ -203,11 +219,19 @@ int cmd_top(int argc, char **argv)
 						 (x->count - t.prev[t.order[k]].count) / secs);
 				else
 					snprintf(rate, sizeof(rate), "-");
-				printf("%-20s %12llu %10s %12.3f %10s %10s\n",
-				       lt_syscall_name(t.order[k], name, sizeof(name)),
-				       (unsigned long long)x->count, rate, x->sum_ns / 1e6, p50,
-				       p99);
+				lt_table_cell(&syst, "%s",
+					      lt_syscall_name(t.order[k], name, sizeof(name)));
+				lt_table_cell(&syst, "%llu", (unsigned long long)x->count);
+				lt_table_cell(&syst, "%s", rate);
+				lt_table_cell(&syst, "%.3f", x->sum_ns / 1e6);
+				lt_table_cell(&syst, "%s", p50);
+				lt_table_cell(&syst, "%s", p99);
+				lt_table_end_row(&syst);
 			}
+			printf("\n");
+			err = lt_table_print(&syst, stdout);
+			if (err)
+				break;
 			memcpy(t.prev, t.cur, LT_SYS_SLOTS * sizeof(*t.cur));
 		}
 		if (!tty)
@@ -218,6 +242,8 @@ int cmd_top(int argc, char **argv)
 			break;
 		lt_sleep_s(c.every.interval_s);
 	}
+	lt_table_free(&pt);
+	lt_table_free(&syst);
 	free(t.cur);
 	free(t.prev);
 	free(t.order);

@@ -67,6 +67,62 @@ open_hook() {
 	fi
 }
 
+# table_misaligned HEAD NLEFT: the rows (stdin) of the table whose header matches
+# HEAD, up to the first line that is not a probe's row, whose columns are not
+# under the header's names: the first NLEFT start where their names start, the
+# others end where theirs end (columns past the header's are notes); then "rows N"
+table_misaligned() {
+	awk -v head="$1" -v nleft="$2" '
+	function cols(line, st, en,   n, i, in_word) {
+		n = 0
+		in_word = 0
+		for (i = 1; i <= length(line); i++) {
+			if (substr(line, i, 1) != " " && !in_word) {
+				st[++n] = i
+				in_word = 1
+			} else if (substr(line, i, 1) == " " && in_word) {
+				en[n] = i - 1
+				in_word = 0
+			}
+		}
+		if (in_word)
+			en[n] = length(line)
+		return n
+	}
+	!on && $0 ~ head { hn = cols($0, hs, he); on = 1; next }
+	on && $1 !~ /^[a-z0-9_]+$/ { on = 0 }
+	on {
+		rows++
+		n = cols($0, rs, re)
+		for (i = 1; i <= n && i <= hn; i++)
+			if (i <= nleft ? rs[i] != hs[i] : re[i] != he[i]) {
+				print "misaligned: " $0
+				break
+			}
+	}
+	END { print "rows " rows + 0 }'
+}
+
+# HOOK was 8 wide and open's "tracepoint" is 10: every table status prints takes
+# its widths from the values
+@test "status, status --measure: columns line up with open on its classic tracepoints" {
+	perf_links || skip "open is on tp_btf here: no tracepoint hook"
+	run -0 "$LT" load --probes exec,open,syscalls
+	run -0 "$LT" status
+	local st=$output
+	assert_line --regexp '^open +tracepoint +[0-9]+ '
+	assert_line --regexp '^exec +tp_btf +[0-9]+ '
+	assert_line --regexp '^fork +-$'
+	run -0 table_misaligned '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$' 3 <<<"$st"
+	assert_output --regexp '^rows [1-9][0-9]*$'
+	run -0 table_misaligned '^PROBE +MAP +TYPE +ENTRIES +MAX$' 3 <<<"$st"
+	assert_output --regexp '^rows [1-9][0-9]*$'
+	run -0 "$LT" status --measure 1
+	assert_line --regexp '^open +tracepoint +[0-9]+ '
+	run -0 table_misaligned '^PROBE +HOOK +RUNS +RUNS/S +NS/RUN$' 2 <<<"$output"
+	assert_output --regexp '^rows [1-9][0-9]*$'
+}
+
 # What open costs other syscalls: with the classic tracepoints its programs do
 # not run for them at all; with tp_btf on sys_enter/sys_exit they run for each
 @test "other syscalls: 20 000 getppid run no open program (classic tracepoints); twice each on tp_btf" {

@@ -67,6 +67,24 @@ int main(void)
 			  "                    |\n"),
 	   "text: title, header, bars scaled to the largest bucket, first to last used");
 
+	{
+		/* a count past the column's 10 digits widens it: the bars stay aligned */
+		struct lt_hist w = h;
+		const char *l8, *l1024;
+
+		w.slot[10] = 12345678901234ull;
+		b.len = 0;
+		lt_hist_text(&b, "t", &w);
+		mem[b.len] = 0;
+		l8 = strstr(mem, " 8 -> ");
+		l1024 = strstr(mem, " 1024 -> ");
+		ok(strstr(mem, ": count          distribution\n") && l8 && l1024 &&
+			   strchr(l8, '|') - strstr(l8, "->") ==
+				   strchr(l1024, '|') - strstr(l1024, "->") &&
+			   strstr(mem, ": 12345678901234 |****"),
+		   "text: a 14-digit count widens the count column for every line");
+	}
+
 	b.len = 0;
 	lt_prom_hist(&b, "x_seconds", "op=\"read\"", &h);
 	mem[b.len] = 0;
