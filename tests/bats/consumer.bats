@@ -521,13 +521,16 @@ wait_exec_arg() {
 @test "a stop while the disk is full loses nothing: unwritten records stay in the ring, the next events writes them once, no broken line" {
 	new_cgroup
 	small_disk 4096 16
-	# room for all 1000 execs in the ring: no kernel drop should be needed
+	# room for all the execs in the ring: no kernel drop should be needed; 1000
+	# (200 in the emulated guests: still 5 times what the 16 KiB disk holds)
+	local execs=1000
+	[ -z "${VM_RESULTS:-}" ] || execs=200
 	run -0 "$LT" load --ringbuf-size 4M --probes exec --cgroup "$NEW_CG"
 	"$LT" events -o "$SMALL/ev.json" 2>"$OUT.err" 3>&- &
 	EV_PID=$!
 	bg_track "$EV_PID"
 	wait_consumer_ready "$EV_PID"
-	in_cg "$NEW_CG" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true "$0-$i"; done' "$MARK"
+	in_cg "$NEW_CG" bash -c 'for ((i = 0; i < $1; i++)); do /bin/true "$0-$i"; done' "$MARK" "$execs"
 	# the consumer has read the ring and found the disk full
 	wait_line "$OUT.err" 'No space left on device' "$EV_PID"
 	sleep 0.5
@@ -548,7 +551,7 @@ wait_exec_arg() {
 	uniq=$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)
 	drops=$(probe_field exec drops)
 	assert_equal "$uniq" "$n"
-	assert_equal "$((n + drops))" 1000
+	assert_equal "$((n + drops))" "$execs"
 }
 
 # lost_sum FILE [CPU]: the sum of the counts of the lost records in FILE (of CPU's windows)
@@ -558,18 +561,20 @@ lost_sum() {
 }
 
 @test "every loss window is announced within a second and at the stop, exactly once, whether or not its CPU records again" {
-	local cpus c0 c1 drops i
+	local cpus c0 c1 drops i n=1000
+	# a ring of two records: 250 execs a CPU open both windows as surely in the guests
+	[ -z "${VM_RESULTS:-}" ] || n=250
 	read -r -a cpus < <(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))')
 	[ "${#cpus[@]}" -ge 2 ]
 	c0=${cpus[0]} c1=${cpus[1]}
 	new_cgroup
 	run -0 "$LT" load --ringbuf-size 4096 --probes exec --cgroup "$NEW_CG"
 	# no consumer: half the storm on each CPU, each CPU's window open
-	in_cg "$NEW_CG" taskset -c "$c0" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true; done' &
-	in_cg "$NEW_CG" taskset -c "$c1" bash -c 'for ((i = 0; i < 1000; i++)); do /bin/true; done' &
+	in_cg "$NEW_CG" taskset -c "$c0" bash -c 'for ((i = 0; i < $0; i++)); do /bin/true; done' "$n" &
+	in_cg "$NEW_CG" taskset -c "$c1" bash -c 'for ((i = 0; i < $0; i++)); do /bin/true; done' "$n" &
 	wait
 	drops=$(probe_field exec drops)
-	[ "$drops" -gt 1500 ]
+	[ "$drops" -gt $((n * 3 / 2)) ]
 	# a consumer and no further record: both windows arrive within a second (and a poll)
 	events_bg "$OUT" --type exec
 	for ((i = 0; i < 20; i++)); do

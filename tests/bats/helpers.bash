@@ -15,32 +15,33 @@ unset f
 LT="${LOWTRACE_BIN:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/lowtrace}"
 PIN=/sys/fs/bpf/lowtrace
 
+# Every test sources this file, and in qemu/TCG each process it starts costs tens of
+# milliseconds: the kernel's facts are read with builtins, and what takes processes
+# is worked out once per bats run (lt_facts, at the end).
+read -r LT_KREL </proc/sys/kernel/osrelease
+
+# kernel_at_least MAJ MIN: the running kernel is MAJ.MIN or newer
+kernel_at_least() {
+	local v=${LT_KREL%%-*} maj min
+	maj=${v%%.*}
+	min=${v#*.}
+	min=${min%%.*}
+	((maj > $1 || (maj == $1 && min >= $2)))
+}
+
 # tp_preemptible: the running kernel's tracepoints are preemptible, so a task
 # preempted inside a tp_btf program holds it on that CPU. Debian's 7.x kernels
 # (PREEMPT_LAZY, tracepoints under SRCU); 6.18 and older disable preemption.
-tp_preemptible() {
-	local v
-	v=$(uname -r)
-	[ "${v%%.*}" -ge 7 ]
-}
+tp_preemptible() { kernel_at_least 7 0; }
 
 # perf_links: a perf event's program can be pinned (a perf-event link, 5.15+):
 # the *_tp programs can stay attached, and open takes the classic tracepoints
-perf_links() {
-	local v
-	v=$(uname -r)
-	v=${v%%-*}
-	[ "$(printf '%s\n' 5.15 "$v" | sort -V | head -n 1)" = 5.15 ]
-}
+perf_links() { kernel_at_least 5 15; }
 
 # sk_local: the default load keeps sockets in socket storage (5.11+, and no
 # lt_tcp_tp: a classic tracepoint's program cannot reach it)
 sk_local() {
-	local v
-	v=$(uname -r)
-	v=${v%%-*}
-	[ "$(printf '%s\n' 5.11 "$v" | sort -V | head -n 1)" = 5.11 ] &&
-		! tp_preemptible && [ -z "${LOWTRACE_TP_LEVEL:-}" ]
+	kernel_at_least 5 11 && ! tp_preemptible && [ -z "${LOWTRACE_TP_LEVEL:-}" ]
 }
 
 # with_tp NAME...: the names (program names: with lt_lost_flush; both: with the cgroup
@@ -78,8 +79,15 @@ with_tp() {
 # programs, and the link pins (one per program: its name without "lt_")
 DEFAULT_PROBES=(exec exit fork signal oom tcp tcp_retrans)
 ALL_PROBES=("${DEFAULT_PROBES[@]}" open syscalls runq bio) # the opt-in ones after the default ones
-DEFAULT_PROGS=$(with_tp lt_exec lt_exec_nest lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest lt_oom lt_oom_kill lt_signal lt_signal_nest lt_tcp lt_tcp_nest lt_tcp_retrans) # sorted
-DEFAULT_LINKS=$(with_tp exec exec_nest exit exit_free exit_nest fork fork_nest oom oom_kill signal signal_nest tcp tcp_nest tcp_retrans)
+# (DEFAULT_PROGS, sorted, and DEFAULT_LINKS: lt_facts)
+default_progs() {
+	with_tp lt_exec lt_exec_nest lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest lt_oom \
+		lt_oom_kill lt_signal lt_signal_nest lt_tcp lt_tcp_nest lt_tcp_retrans
+}
+default_links() {
+	with_tp exec exec_nest exit exit_free exit_nest fork fork_nest oom oom_kill signal \
+		signal_nest tcp tcp_nest tcp_retrans
+}
 
 # default_status JQ: a JSON array of JQ applied to each default probe name
 default_status() {
@@ -197,7 +205,7 @@ wait_rc() {
 }
 
 # Programs the profile and alloc tests observe (make test builds them).
-WLDIR="$(dirname "$LT")/tests/workloads"
+WLDIR="${LT%/*}/tests/workloads"
 need_workloads() {
 	local w
 	for w in "$@"; do
@@ -394,22 +402,44 @@ probe_field() {
 
 # ---- cgroups ----
 
-CG2_ROOT=$(findmnt -n -o TARGET -t cgroup2 2>/dev/null | head -n1)
+# CG2_ROOT: cgroup2's mount (lt_facts). The identity hierarchy load picks by default
+# (--identity-cgroup auto): the first v1 controller mounted of pids, memory, cpu, cpuacct,
+# blkio, devices, freezer, cpuset; else cgroup2. ID_CTRL its name, ID_ROOT its mount:
+# records' cgroup ids and paths are in it.
+identity_hierarchy() {
+	local c m
+	CG2_ROOT=$(findmnt -n -o TARGET -t cgroup2 2>/dev/null | head -n1)
+	ID_CTRL=cgroup2
+	ID_ROOT=$CG2_ROOT
+	for c in pids memory cpu cpuacct blkio devices freezer cpuset; do
+		m=$(findmnt -n -o TARGET -t cgroup -O "$c" 2>/dev/null | head -n1)
+		if [ -n "$m" ]; then
+			ID_CTRL=$c
+			ID_ROOT=$m
+			break
+		fi
+	done
+}
 
-# The identity hierarchy load picks by default (--identity-cgroup auto): the first v1
-# controller mounted of pids, memory, cpu, cpuacct, blkio, devices, freezer, cpuset; else
-# cgroup2. ID_CTRL its name, ID_ROOT its mount: records' cgroup ids and paths are in it.
-ID_CTRL=cgroup2
-ID_ROOT=$CG2_ROOT
-for _c in pids memory cpu cpuacct blkio devices freezer cpuset; do
-	_m=$(findmnt -n -o TARGET -t cgroup -O "$_c" 2>/dev/null | head -n1)
-	if [ -n "$_m" ]; then
-		ID_CTRL=$_c
-		ID_ROOT=$_m
-		break
+# the facts that take processes to find, worked out by the run's first test and
+# read from the run's directory by the others (the mounts and the build do not
+# change within a run)
+lt_facts() {
+	local f=${BATS_RUN_TMPDIR:-}/lowtrace-facts
+	if [ -n "${BATS_RUN_TMPDIR:-}" ] && [ -f "$f" ]; then
+		# shellcheck disable=SC1090
+		source "$f"
+		return
 	fi
-done
-unset _c _m
+	DEFAULT_PROGS=$(default_progs)
+	DEFAULT_LINKS=$(default_links)
+	identity_hierarchy
+	[ -n "${BATS_RUN_TMPDIR:-}" ] || return 0
+	# plain assignments: sourced in this function, they still set globals
+	printf '%s=%q\n' DEFAULT_PROGS "$DEFAULT_PROGS" DEFAULT_LINKS "$DEFAULT_LINKS" \
+		CG2_ROOT "$CG2_ROOT" ID_CTRL "$ID_CTRL" ID_ROOT "$ID_ROOT" >"$f.$$" && mv -f "$f.$$" "$f"
+}
+lt_facts
 
 # IDENTITY_RE: status's identity line with the default cache cap; CGROUPS_RE: the line of the
 # kernel's names after it
