@@ -281,10 +281,11 @@ void lt_pkind_alloc(struct lt_pkind *k, bool leaks)
 {
 	*k = (struct lt_pkind){
 		.nvals = leaks ? 4 : 2,
-		.val = { { "alloc_objects", "count" },
-			 { "alloc_space", "bytes" },
-			 { "inuse_objects", "count" },
-			 { "inuse_space", "bytes" } },
+		/* alloc writes no JSON: no keys */
+		.val = { { "alloc_objects", "count", NULL },
+			 { "alloc_space", "bytes", NULL },
+			 { "inuse_objects", "count", NULL },
+			 { "inuse_space", "bytes", NULL } },
 		.folded = leaks ? 3 : 1,
 		.sites = leaks ? 2 : 1,
 	};
