@@ -108,6 +108,11 @@ init_net_opens() {
 	awk '/^Tcp:/ && $2 ~ /^[0-9]/ { print $6 + $7 }' /proc/net/snmp
 }
 
+# sweeps_done: tcp sweeps completed (lt_sweep.sweeps)
+sweeps_done() {
+	bpftool -j map dump pinned "$PIN/maps/lt_sweep" | jq -e '.[0].formatted.value.sweeps'
+}
+
 # tcp_settle N: wait until the tcp probe has written, dropped or found unseen N
 # records and no more come (the last closes may still run in softirqs; the sweep
 # counts a close no program ran for two sweeps later); sets EVENTS DROPS MISSED UNSEEN
@@ -121,13 +126,19 @@ tcp_settle() {
 		sleep 0.1
 	done
 	# EVENTS counts every tcp record, the host's own connections' too (a harness's
-	# traffic can make up for a storm close not counted yet): the sweep's count with
-	# socket storage is exact only two sweeps (LT_SWEEP_MS apart) after the last close,
-	# so give it three before it is read for good
-	for ((i = 0; i < 3; i++)); do
-		sleep 2.1
+	# traffic can make up for a storm close not counted yet). With socket storage
+	# the sweep's unseen is exact two sweeps after the last close, and sweeps are
+	# LT_SWEEP_COST times a sweep's own time apart: 12 s and more after one that
+	# walked the storm's live sockets. So wait for two sweeps begun after the
+	# counts settled (status sweeps when one is due)
+	local sweeps
+	sweeps=$(sweeps_done)
+	for ((i = 0; i < 600; i++)); do
 		read -r EVENTS DROPS MISSED UNSEEN < <(probe_stat tcp)
+		[ "$(sweeps_done)" -lt $((sweeps + 2)) ] || break
+		sleep 0.5
 	done
+	[ "$i" -lt 600 ] || fail "tcp: no two sweeps in 300 s"
 	# a close the kernel ran no program for (docs/design.md): said, and counted
 	[ "$UNSEEN" = 0 ] || echo "# tcp: $UNSEEN closes no program ran for (unseen)" >&3
 	[ $((EVENTS + DROPS + UNSEEN)) -ge "$1" ] ||
