@@ -3,6 +3,10 @@
 
 PREFIX ?= /usr/local
 BUILD := build
+# `lowtrace --version` and the package's: dist/version (git describe), or given
+ifndef VERSION
+VERSION := $(shell dist/version)
+endif
 # clang >= 15 for bpf_core_type_matches; prefer the newest Debian ships
 CLANG = $(shell for c in clang-19 clang-18 clang-17 clang-16 clang-15 clang; do \
 	command -v $$c >/dev/null 2>&1 && { echo $$c; break; }; done)
@@ -19,12 +23,16 @@ DEPS_VM := qemu-system-x86 busybox-static
 # libFuzzer and the sanitizer runtimes of clang-19 (only recommended by it: a system that skips
 # recommends lacks them)
 DEPS_FUZZ := libclang-rt-19-dev
+# the package (make deb): dpkg-shlibdeps, lintian
+DEPS_PKG := dpkg-dev lintian
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD) \
 	-MMD -MP
 CFLAGS ?= -O2 -g
-USER_CFLAGS = $(CFLAGS) $(USER_WFLAGS)
+# Debian's hardening for a root agent (lintian checks the package for both)
+USER_CFLAGS = $(CFLAGS) $(USER_WFLAGS) -D_FORTIFY_SOURCE=2
+USER_LDFLAGS := -Wl,-z,relro,-z,now
 USER_WFLAGS = -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
 	-Iheaders -Iloader -I$(BUILD) $(shell $(PKG_CONFIG) --cflags libbpf) -MMD -MP
 LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
@@ -71,7 +79,8 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
 FUZZ_OBJS := $(patsubst loader/%.c,$(FUZZ_BUILD)/loader/%.o,$(CORE_SRCS))
 
-.PHONY: all deps load unload test unit bats install man clean vmlinux format help fuzz test-asan bench
+.PHONY: all deps load unload test unit bats install man clean vmlinux format help fuzz test-asan bench \
+	deb FORCE
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -94,6 +103,7 @@ help:
 	@echo "make install    the binary, systemd units and man page under PREFIX ($(PREFIX)),"
 	@echo "                the config as $(CONFIG) unless it exists (DESTDIR respected),"
 	@echo "                the lowtrace user (systemd-sysusers; not with DESTDIR or SYSUSERS=)"
+	@echo "make deb        build/lowtrace_VERSION_ARCH.deb (VERSION=$(VERSION)), checked by lintian"
 	@echo "make man        regenerate docs/lowtrace.8 from the -h texts"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make clean      remove build/"
@@ -104,7 +114,7 @@ DEPS_BUILD_STAMP := $(BUILD)/.deps-build-stamp
 deps: $(DEPS_STAMP)
 
 $(DEPS_STAMP): Makefile
-	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM),$(DEPS_FUZZ))
+	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM) $(DEPS_PKG),$(DEPS_FUZZ))
 	@touch $@ $(DEPS_BUILD_STAMP)
 
 $(DEPS_BUILD_STAMP): Makefile
@@ -177,12 +187,19 @@ $(KERNEL_OBJS): $(BUILD)/lowtrace.skel.h
 $(BUILD)/loader/sysnames.o: $(BUILD)/lt_syscall_names.h
 
 # generated headers first (a clean tree has no .d files to say who includes them)
+# rewritten only when VERSION changes, so main.o is rebuilt only then
+$(BUILD)/version.h: FORCE
+	@mkdir -p $(@D)
+	@echo '#define LT_VERSION "$(VERSION)"' >$@.tmp
+	@if cmp -s $@.tmp $@; then rm $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/loader/main.o: $(BUILD)/version.h
+
 $(BUILD)/loader/%.o: loader/%.c | $(BUILD)/lt_syscall_nr.h
 	@mkdir -p $(@D)
 	$(CC) $(USER_CFLAGS) -c $< -o $@
 
 $(BUILD)/lowtrace: $(LOADER_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS)
+	$(CC) $(CFLAGS) $(USER_LDFLAGS) -o $@ $^ $(LIBBPF_LIBS) $(CORE_LIBS)
 
 $(BUILD)/tests/workloads/%: tests/workloads/%.c
 	@mkdir -p $(@D)
@@ -308,6 +325,18 @@ install: $(BUILD)/lowtrace
 	fi
 	# an existing config is the admin's: never overwritten
 	test -e $(DESTDIR)$(CONFIG) || install -D -m 0644 dist/lowtrace.conf $(DESTDIR)$(CONFIG)
+
+# the package: dpkg-deb from generated metadata (dist/deb/mkdeb says why), Depends from the
+# binary, lintian with no error or warning (dist/deb/lintian-overrides explains the overrides)
+DEPS_PKG_STAMP := $(BUILD)/.deps-pkg-stamp
+$(DEPS_PKG_STAMP): Makefile
+	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_PKG))
+	@touch $@
+deb: $(DEPS_PKG_STAMP) $(BUILD)/lowtrace
+	@dist/deb/mkdeb $(BUILD)/lowtrace '$(VERSION)' $(BUILD)
+	@lintian --fail-on error,warning $(BUILD)/lowtrace_$(VERSION)_$$(dpkg --print-architecture).deb \
+		>$(BUILD)/lintian.log 2>&1; rc=$$?; grep -v '^running with root privileges' $(BUILD)/lintian.log; \
+		[ $$rc = 0 ] || echo "make deb: lintian found errors or warnings"; exit $$rc
 
 # the man page from the -h texts (committed; tests/bats/service.bats fails when they differ)
 man: $(BUILD)/lowtrace
