@@ -148,6 +148,82 @@ exposure() {
 	done
 }
 
+# the distinct marks MARK-1 .. MARK-N of the exec records in the events files (an exec during
+# a replace can be in both suites' rings, so twice: events --follow says so)
+marks_seen() {
+	cat "$LT_EVENTS_FILE" "$LT_EVENTS_FILE".[0-9]* 2>/dev/null |
+		grep -o "\"type\":\"exec\".*$1[-][0-9]*\"" | grep -o "$1-[0-9]*" | sort -u | wc -l
+}
+
+@test "dpkg -i of a newer package: the suite replaced, the units on the new binary, the config kept, no exec lost" {
+	local up=/var/lib/lowtrace-vmtest/lowtrace-up.deb old new mark=upg$$ stop n pid u
+	[ -s "$up" ]
+	old=$(dpkg-query -W -f='${Version}' lowtrace)
+	new=$(dpkg-deb -f "$up" Version)
+	dpkg --compare-versions "$new" gt "$old"
+	# the admin's config (systemd-setup wrote it over the package's): more rotated files kept,
+	# so every marked record of the test is still in one
+	sed -i "s/^rotate-keep = .*/rotate-keep = 40/" "$LT_CONFIG_FILE"
+	systemctl restart lowtrace-events.service
+	cp "$LT_CONFIG_FILE" "$BATS_TEST_TMPDIR/conf"
+	local prog_before
+	prog_before=$(bpftool -j prog show | jq -r '[.[] | select(.name | startswith("lt_exec")) | .id] | sort | join(",")')
+	[ -n "$prog_before" ]
+	# marked execs before, during and after the upgrade, numbered, until told to stop
+	stop=$BATS_TEST_TMPDIR/stop
+	(
+		i=0 after=0
+		while [ "$after" -lt 40 ]; do
+			i=$((i + 1))
+			/bin/true "$mark-$i"
+			[ ! -e "$stop" ] || after=$((after + 1))
+			sleep 0.05
+		done
+		echo "$i" >"$BATS_TEST_TMPDIR/count"
+	) &
+	sleep 1
+	run env DEBIAN_FRONTEND=noninteractive dpkg -i "$up"
+	echo "$output"
+	[ "$status" = 0 ]
+	touch "$stop"
+	wait
+	n=$(cat "$BATS_TEST_TMPDIR/count")
+	[ "$(dpkg-query -W -f='${Version}' lowtrace)" = "$new" ]
+	# the conffile the admin changed is kept, no .dpkg-new or .dpkg-dist beside it
+	cmp "$BATS_TEST_TMPDIR/conf" "$LT_CONFIG_FILE"
+	run ls /etc/lowtrace
+	echo "$output"
+	[ "$output" = lowtrace.conf ]
+	# the suite is a new one (load --replace), still pinned
+	local prog_after
+	prog_after=$(bpftool -j prog show | jq -r '[.[] | select(.name | startswith("lt_exec")) | .id] | sort | join(",")')
+	echo "# lt_exec program ids: $prog_before before, $prog_after after" >&3
+	[ -n "$prog_after" ] && [ "$prog_after" != "$prog_before" ]
+	[ -d /sys/fs/bpf/lowtrace ]
+	# metrics and events run the new file (the old one dpkg replaced shows as deleted)
+	for u in lowtrace.service lowtrace-metrics.service lowtrace-events.service; do
+		[ "$(systemctl is-active "$u")" = active ]
+	done
+	for u in lowtrace-metrics.service lowtrace-events.service; do
+		pid=$(systemctl show -P MainPID "$u")
+		[ "$pid" -gt 0 ]
+		echo "# $u: $(readlink "/proc/$pid/exe")" >&3
+		[ "$(readlink "/proc/$pid/exe")" = /usr/bin/lowtrace ]
+	done
+	# every marked exec in the files, once at least
+	local seen
+	for _ in $(seq 50); do
+		seen=$(marks_seen "$mark")
+		[ "$seen" -lt "$n" ] || break
+		sleep 0.2
+	done
+	echo "# $seen of $n marked execs (before, during and after the upgrade) in the events files" >&3
+	[ "$seen" = "$n" ]
+	[ "$(marked "$mark")" -ge "$n" ]
+	run scrape
+	[ "$status" = 0 ]
+}
+
 @test "systemctl stop lowtrace leaves no program, map or pin" {
 	run systemctl stop lowtrace.service
 	echo "$output"
@@ -164,4 +240,65 @@ exposure() {
 	run grep -E 'name lt_' <<<"$progs$maps"
 	echo "$output"
 	[ "$status" = 1 ]
+}
+
+# nothing of lowtrace in the kernel: no pin, no program or map named lt_*
+nothing_loaded() {
+	[ ! -e /sys/fs/bpf/lowtrace ] || return 1
+	! { bpftool prog show; bpftool map show; } | grep -E 'name lt_'
+}
+
+@test "dpkg -r stops the units and unloads the suite, keeps the config" {
+	systemctl start lowtrace.service
+	[ "$(systemctl is-active lowtrace-events.service)" = active ]
+	[ -d /sys/fs/bpf/lowtrace ]
+	run dpkg -r lowtrace
+	echo "$output"
+	[ "$status" = 0 ]
+	for u in lowtrace.service lowtrace-metrics.service lowtrace-events.service; do
+		[ "$(systemctl is-active "$u")" = inactive ]
+	done
+	nothing_loaded
+	[ ! -e /usr/bin/lowtrace ]
+	# a removed package keeps its conffile, the events logs and the user until purged
+	[ -e "$LT_CONFIG_FILE" ]
+	getent passwd lowtrace
+}
+
+@test "dpkg --purge removes the config, the logs, the enablement and the user" {
+	[ -d /var/log/lowtrace ]
+	run dpkg --purge lowtrace
+	echo "$output"
+	[ "$status" = 0 ]
+	[ ! -e /etc/lowtrace ]
+	[ ! -e /var/log/lowtrace ]
+	# the links systemd-setup made as `systemctl enable` does (the test's own unit aside)
+	run bash -c 'ls -d /etc/systemd/system/*.wants/lowtrace* /etc/systemd/system/lowtrace* |
+		grep -v lowtrace-vmtest'
+	echo "$output"
+	[ -z "$output" ]
+	! getent passwd lowtrace
+	! getent group lowtrace
+	[ "$(dpkg-query -W -f='${db:Status-Status}' lowtrace 2>/dev/null || echo gone)" != installed ]
+}
+
+@test "a fresh dpkg -i starts and enables nothing, makes the user; purge again" {
+	run env DEBIAN_FRONTEND=noninteractive dpkg -i /var/lib/lowtrace-vmtest/lowtrace.deb
+	echo "$output"
+	[ "$status" = 0 ]
+	getent passwd lowtrace
+	for u in lowtrace.service lowtrace-metrics.service lowtrace-events.service; do
+		echo "# $u: $(systemctl is-enabled "$u" 2>&1), $(systemctl is-active "$u")" >&3
+		[ "$(systemctl is-active "$u")" = inactive ]
+		[ "$(systemctl is-enabled "$u" 2>&1)" = disabled ]
+	done
+	nothing_loaded
+	# the package's own config, and the man page
+	cmp /etc/lowtrace/lowtrace.conf <(dpkg-deb --fsys-tarfile /var/lib/lowtrace-vmtest/lowtrace.deb |
+		tar -xOf - ./etc/lowtrace/lowtrace.conf)
+	[ -e /usr/share/man/man8/lowtrace.8.gz ]
+	lowtrace --version
+	run dpkg --purge lowtrace
+	[ "$status" = 0 ]
+	! getent passwd lowtrace
 }
