@@ -333,7 +333,9 @@ $(DEPS_PKG_STAMP): Makefile
 	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_PKG))
 	@touch $@
 deb: $(DEPS_PKG_STAMP) $(BUILD)/lowtrace
-	@dist/deb/mkdeb $(BUILD)/lowtrace '$(VERSION)' $(BUILD)
+	@rm -rf $(BUILD)/deb-stage
+	@$(MAKE) -s --no-print-directory install DESTDIR=$(abspath $(BUILD))/deb-stage PREFIX=/usr SYSUSERS=
+	@dist/deb/mkdeb $(BUILD)/deb-stage '$(VERSION)' $(BUILD)
 	@lintian --fail-on error,warning $(BUILD)/lowtrace_$(VERSION)_$$(dpkg --print-architecture).deb \
 		>$(BUILD)/lintian.log 2>&1; rc=$$?; grep -v '^running with root privileges' $(BUILD)/lintian.log; \
 		[ $$rc = 0 ] || echo "make deb: lintian found errors or warnings"; exit $$rc
