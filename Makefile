@@ -18,8 +18,9 @@ PKG_CONFIG ?= pkg-config
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
 DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 prometheus \
 	protobuf-compiler curl podman runc containerd
-# the kernel matrix in qemu (make vmtest)
-DEPS_VM := qemu-system-x86 busybox-static
+# the kernel matrix in qemu (make vmtest); rsyslog: the fleet test's log shipper, in its guests
+# (the host's root is theirs) and the central one on the host (make fleettest)
+DEPS_VM := qemu-system-x86 busybox-static rsyslog
 # libFuzzer and the sanitizer runtimes of clang-19 (only recommended by it: a system that skips
 # recommends lacks them)
 DEPS_FUZZ := libclang-rt-19-dev
