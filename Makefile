@@ -26,6 +26,8 @@ DEPS_VM := qemu-system-x86 busybox-static rsyslog
 DEPS_FUZZ := libclang-rt-19-dev
 # the package (make deb): dpkg-shlibdeps, lintian
 DEPS_PKG := dpkg-dev lintian
+# the image (make image): its JSON (the rest is in DEPS_BUILD and DEPS_PKG)
+DEPS_IMAGE := jq
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD) \
@@ -81,7 +83,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(FUZZ_BUILD)/%,$(FUZZ_SRCS))
 FUZZ_OBJS := $(patsubst loader/%.c,$(FUZZ_BUILD)/loader/%.o,$(CORE_SRCS))
 
 .PHONY: all deps load unload test unit bats install man clean vmlinux format help fuzz test-asan bench \
-	deb FORCE
+	deb image FORCE
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -105,6 +107,8 @@ help:
 	@echo "                the config as $(CONFIG) unless it exists (DESTDIR respected),"
 	@echo "                the lowtrace user (systemd-sysusers; not with DESTDIR or SYSUSERS=)"
 	@echo "make deb        build/lowtrace_VERSION_ARCH.deb (VERSION=$(VERSION)), checked by lintian"
+	@echo "make image      build/lowtrace-image.tar: an OCI image archive of the .deb (podman load,"
+	@echo "                docker load), made offline from this host's libraries"
 	@echo "make man        regenerate docs/lowtrace.8 from the -h texts"
 	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
 	@echo "make clean      remove build/"
@@ -115,7 +119,7 @@ DEPS_BUILD_STAMP := $(BUILD)/.deps-build-stamp
 deps: $(DEPS_STAMP)
 
 $(DEPS_STAMP): Makefile
-	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM) $(DEPS_PKG),$(DEPS_FUZZ))
+	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM) $(DEPS_PKG) $(DEPS_IMAGE),$(DEPS_FUZZ))
 	@touch $@ $(DEPS_BUILD_STAMP)
 
 $(DEPS_BUILD_STAMP): Makefile
@@ -340,6 +344,17 @@ deb: $(DEPS_PKG_STAMP) $(BUILD)/lowtrace
 	@lintian --fail-on error,warning $(BUILD)/lowtrace_$(VERSION)_$$(dpkg --print-architecture).deb \
 		>$(BUILD)/lintian.log 2>&1; rc=$$?; grep -v '^running with root privileges' $(BUILD)/lintian.log; \
 		[ $$rc = 0 ] || echo "make deb: lintian found errors or warnings"; exit $$rc
+
+# the image: an OCI layout (and docker's manifest.json) of the package and the libraries its
+# binary needs, from this host; no base image, no registry (dist/image/mkimage)
+DEPS_IMAGE_STAMP := $(BUILD)/.deps-image-stamp
+$(DEPS_IMAGE_STAMP): Makefile
+	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_PKG) $(DEPS_IMAGE))
+	@touch $@
+image: $(DEPS_IMAGE_STAMP)
+	@$(MAKE) --no-print-directory deb
+	@dist/image/mkimage $(BUILD)/lowtrace_$(VERSION)_$$(dpkg --print-architecture).deb \
+		$(BUILD)/lowtrace-image.tar
 
 # the man page from the -h texts (committed; tests/bats/service.bats fails when they differ)
 man: $(BUILD)/lowtrace
