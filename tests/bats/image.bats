@@ -187,6 +187,22 @@ podman_load() {
 	assert_output "lowtrace $VERSION"
 }
 
+@test "docker's manifest.json: docker load's format, read by podman's docker-archive reader, the same image" {
+	local id
+	podman rmi -f "$IMG" >/dev/null 2>&1 || true
+	echo "$IMG" >"$BATS_FILE_TMPDIR/image"
+	# (no dockerd on this host: containers/image reads what `docker save` writes)
+	run -0 podman pull -q "docker-archive:$TAR"
+	id=$output
+	run -0 podman image inspect -f '{{.Id}} {{index .RepoTags 0}}' "$IMG"
+	assert_output "$id $IMG"
+	# the image's id is its config's digest, as with the OCI layout
+	mkdir "$X"
+	tar -C "$X" -xf "$TAR"
+	[ "sha256:$id" = "$(jq -r '.config.digest' "$X/blobs/sha256/$(jq -r '.manifests[0].digest | ltrimstr("sha256:")' "$X/index.json")")" ]
+	podman rmi -f "$IMG" >/dev/null
+}
+
 # agent NAME OUT [podman options]: the image's `run --type exec` as README's node agent,
 # stdout to OUT, stderr to OUT.err; AGENT_PID (podman's), LT_PID (lowtrace's host pid) once it
 # reads the ring
