@@ -14,7 +14,7 @@ load helpers
 PODMAN=(podman --runtime runc --cgroup-manager cgroupfs)
 QUIRKS=(--ulimit nofile=1024:1024 --ulimit nproc=4096:4096 --network none)
 # README's node agent, the image name appended
-AGENT=(--privileged --pid=host -v /sys/fs/bpf:/sys/fs/bpf -v /sys/kernel:/sys/kernel
+AGENT=(--privileged --pid=host --cgroupns=host -v /sys/fs/bpf:/sys/fs/bpf -v /sys/kernel:/sys/kernel
 	-v /sys/fs/cgroup:/sys/fs/cgroup:ro)
 
 setup_file() {
