@@ -48,6 +48,7 @@ KERNEL_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(KERNEL_SRCS))
 # main.c, above everything else
 CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
 	loader/metrics.c loader/metrics_suite.c loader/metrics_scrape.c loader/metrics_by.c \
+	loader/sub.c loader/subcli.c \
 	loader/profile.c loader/alloc.c loader/profsess.c loader/proffmt.c \
 	loader/proftext.c loader/profstack.c loader/profuw.c loader/profout.c
 LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))
