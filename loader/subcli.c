@@ -111,7 +111,9 @@ int lt_sub_connect(struct lt_sub_client *c, const char *path, const struct lt_su
 	}
 	fr.len = lt_sub_hello_make(f, hello + sizeof(fr));
 	memcpy(hello, &fr, sizeof(fr));
-	if (send(c->fd, hello, sizeof(fr) + fr.len, MSG_NOSIGNAL) != (ssize_t)(sizeof(fr) + fr.len))
+	/* an owner that refuses at once closes first: its line is read all the same */
+	if (send(c->fd, hello, sizeof(fr) + fr.len, MSG_NOSIGNAL) != (ssize_t)(sizeof(fr) + fr.len) &&
+	    errno != EPIPE && errno != ECONNRESET)
 		err = lt_error(LT_FAIL, "%s: cannot send the filter: %s", path, strerror(errno));
 	else
 		err = read_ack(c, path);
