@@ -366,13 +366,12 @@ const int lt_load_keys[] = { LT_O_PROBES,     LT_O_PID,	       LT_O_CGROUP,
 const int lt_metrics_keys[] = {
 	LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG, 0
 };
-const int lt_events_keys[] = {
-	LT_O_JSON,	  LT_O_TEXT,	  LT_O_TYPE,	       LT_O_PID,
-	LT_O_COUNT,	  LT_O_DURATION,  LT_O_FOLLOW,	       LT_O_CONTAINER,
-	LT_O_UNIT,	  LT_O_IDENT_CAP, LT_O_OUTPUT,	       LT_O_ROTATE_SIZE,
-	LT_O_ROTATE_KEEP, LT_O_CONFIG,	  LT_O_CONTAINER_NAME, LT_O_SOCKET,
-	LT_O_MAX_SUBS,	  0
-};
+const int lt_events_keys[] = { LT_O_JSON,	 LT_O_TEXT,	 LT_O_TYPE,
+			       LT_O_PID,	 LT_O_COUNT,	 LT_O_DURATION,
+			       LT_O_FOLLOW,	 LT_O_CONTAINER, LT_O_UNIT,
+			       LT_O_IDENT_CAP,	 LT_O_OUTPUT,	 LT_O_ROTATE_SIZE,
+			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	 LT_O_CONTAINER_NAME,
+			       LT_O_SOCKET,	 LT_O_MAX_SUBS,	 0 };
 
 static const struct config_section {
 	const char *name;

@@ -97,7 +97,8 @@ static void help_events(void)
 	       "                         subscriber: wait for the next owner\n"
 	       "%s%s\n"
 	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 6 the suite was unloaded or "
-	       "replaced\n    (without --follow); 7 a subscriber's owner stopped (without --follow);\n"
+	       "replaced\n    (without --follow); 7 a subscriber's owner stopped (without "
+	       "--follow);\n"
 	       "    1 failure (e.g. another consumer that serves no subscribers).\n",
 	       events_opts_help, events_sub_help, lt_config_help);
 }
@@ -223,10 +224,10 @@ static int on_sample(void *ctx, void *data, size_t size)
 	/* the subscribers' filters, before this stream's own */
 	if (s->srv)
 		lt_sub_record(s->srv, p, &s->rec, data, size,
-			      lt_sub_needs_any(s->srv) ? lt_ident_get(&s->ident,
-								      s->rec.hdr.cgroup_id,
-								      s->rec.hdr.pid, s->rec.hdr.ts_ns)
-						       : NULL);
+			      lt_sub_needs_any(s->srv)
+				      ? lt_ident_get(&s->ident, s->rec.hdr.cgroup_id,
+						     s->rec.hdr.pid, s->rec.hdr.ts_ns)
+				      : NULL);
 	if (s->types && !((s->types >> lt_rec_probe_type(p, &s->rec)) & 1))
 		return 0;
 	/* a lost record is about its probe, not the task that wrote it: only --type applies */
@@ -242,7 +243,6 @@ static int on_sample(void *ctx, void *data, size_t size)
 	}
 	return put_record(s, p, id);
 }
-
 
 static void grew(struct growth *g, const char *probe, uint64_t now, uint64_t before)
 {
@@ -473,8 +473,8 @@ static void print_stats(struct stream *s)
 		(unsigned long long)st.knamed, (unsigned long long)st.v1_lookups,
 		(unsigned long long)st.rt.entries, (unsigned long long)st.rt.cap,
 		(unsigned long long)st.rt.found,
-		(unsigned long long)(st.rt.skipped_big + st.rt.skipped_malformed + st.rt.skipped_link +
-				     st.rt.skipped_type + st.rt.skipped_error),
+		(unsigned long long)(st.rt.skipped_big + st.rt.skipped_malformed +
+				     st.rt.skipped_link + st.rt.skipped_type + st.rt.skipped_error),
 		(unsigned long long)ss.subscribers, (unsigned long long)ss.accepted,
 		(unsigned long long)ss.refused, (unsigned long long)ss.dropped,
 		(unsigned long long)ss.sent, (unsigned long long)ss.lost);
@@ -736,9 +736,9 @@ static int on_frame(void *ctx, int kind, const void *data, size_t len)
 		grew(&s->sub_lost, lp ? lp->name : "?", l->count, 0);
 	}
 	/* filtered in the owner: the record's identity is only written */
-	return put_record(s, p,
-			  lt_ident_get(&s->ident, s->rec.hdr.cgroup_id, s->rec.hdr.pid,
-				       s->rec.hdr.ts_ns));
+	return put_record(
+		s, p,
+		lt_ident_get(&s->ident, s->rec.hdr.cgroup_id, s->rec.hdr.pid, s->rec.hdr.ts_ns));
 }
 
 static void report_sub_lost(struct stream *s)
@@ -792,8 +792,9 @@ static int owner_gone(struct stream *s, struct lt_sub_client *c, uint64_t start,
 static int subscribed(struct stream *s, struct lt_sub_client *c)
 {
 	uint64_t start = lt_now_ms(), last = start, last_refresh = start;
-	struct lt_handles none = { .ring_fd = -1, .stats_fd = -1, .seen_fd = -1, .flush_fd = -1,
-				   .dir_fd = -1 };
+	struct lt_handles none = {
+		.ring_fd = -1, .stats_fd = -1, .seen_fd = -1, .flush_fd = -1, .dir_fd = -1
+	};
 	int n, err;
 
 	/* the hierarchy the pins name when this user may read them, else cgroup2's */
@@ -962,9 +963,10 @@ static int own_or_subscribe(struct stream *s, struct lt_handles *h, bool *sub)
 		if (err != -EBUSY)
 			return err;
 		if (tries == 10 || lt_stop)
-			return lt_error(LT_FAIL, "another 'lowtrace events' is reading the ring; "
-						 "only one consumer at a time (it serves no "
-						 "subscribers at %s)",
+			return lt_error(LT_FAIL,
+					"another 'lowtrace events' is reading the ring; "
+					"only one consumer at a time (it serves no "
+					"subscribers at %s)",
 					s->socket);
 		usleep(100 * 1000);
 	}

@@ -411,7 +411,8 @@ void lt_sub_record(struct lt_sub_server *srv, const struct lt_probe *p, const st
 		if (LT_SUB_QUEUE - s->len < sizeof(struct lt_sub_frame) + size + 512 &&
 		    !sub_send(srv, s))
 			continue;
-		if ((s->lost_pending && !tell_lost(s)) || !q_put(s, LT_SUB_REC, raw, size, NULL, 0)) {
+		if ((s->lost_pending && !tell_lost(s)) ||
+		    !q_put(s, LT_SUB_REC, raw, size, NULL, 0)) {
 			lose(srv, s, p, r);
 			continue;
 		}
@@ -598,8 +599,8 @@ bool lt_sub_wait(struct lt_sub_server *srv, int fd, int timeout_ms)
 		if (!s->ready && s->deadline_ms - now < (uint64_t)timeout_ms)
 			timeout_ms = s->deadline_ms - now;
 		at[np - 2] = i;
-		srv->pfd[np++] = (struct pollfd){ .fd = s->fd,
-						  .events = POLLIN | (s->len ? POLLOUT : 0) };
+		srv->pfd[np++] =
+			(struct pollfd){ .fd = s->fd, .events = POLLIN | (s->len ? POLLOUT : 0) };
 	}
 	if (poll(srv->pfd, np, timeout_ms) <= 0)
 		return true;

@@ -50,16 +50,16 @@ static int read_ack(struct lt_sub_client *c, const char *path)
 		if (fr.len > sizeof(c->bye) - 1 ||
 		    (fr.kind != LT_SUB_ACK && fr.kind != LT_SUB_REFUSE) ||
 		    (fr.kind == LT_SUB_ACK && fr.len != sizeof(ack)))
-			return lt_error(LT_FAIL, "%s: the peer does not speak lowtrace's subscriber "
-						 "protocol",
+			return lt_error(LT_FAIL,
+					"%s: the peer does not speak lowtrace's subscriber "
+					"protocol",
 					path);
 		err = read_full(c, sizeof(fr) + fr.len, lt_now_ms() + ACK_MS);
 	}
 	if (err == -EINTR)
 		return LT_OK; /* a stop: the stream ends at once */
 	if (err)
-		return lt_error(LT_FAIL, "%s: no answer from the owner: %s", path,
-				strerror(-err));
+		return lt_error(LT_FAIL, "%s: no answer from the owner: %s", path, strerror(-err));
 	if (fr.kind == LT_SUB_REFUSE) {
 		char line[256];
 
@@ -112,7 +112,8 @@ int lt_sub_connect(struct lt_sub_client *c, const char *path, const struct lt_su
 	fr.len = lt_sub_hello_make(f, hello + sizeof(fr));
 	memcpy(hello, &fr, sizeof(fr));
 	/* an owner that refuses at once closes first: its line is read all the same */
-	if (send(c->fd, hello, sizeof(fr) + fr.len, MSG_NOSIGNAL) != (ssize_t)(sizeof(fr) + fr.len) &&
+	if (send(c->fd, hello, sizeof(fr) + fr.len, MSG_NOSIGNAL) !=
+		    (ssize_t)(sizeof(fr) + fr.len) &&
 	    errno != EPIPE && errno != ECONNRESET)
 		err = lt_error(LT_FAIL, "%s: cannot send the filter: %s", path, strerror(errno));
 	else
