@@ -81,7 +81,9 @@ static void help_events(void)
 	       "    --follow streams on from the next suite's first record. SIGUSR1 prints\n"
 	       "    one line on stderr: the identity cache's cgroups and processes against\n"
 	       "    their caps, its evictions and expiries, the walks and rotations, the\n"
-	       "    cgroups the kernel named and the /proc reads.\n");
+	       "    cgroups the kernel named and the /proc reads; an owner's, its\n"
+	       "    subscribers, those accepted, refused and dropped, their records sent and\n"
+	       "    lost.\n");
 	lt_probe_fields_help(stdout);
 	printf("    Records of a task also have, when known: cgroup (its path in the identity\n"
 	       "    hierarchy, see status), container_id, pod_uid, unit (each absent when the\n"
