@@ -591,11 +591,14 @@ bool lt_sub_wait(struct lt_sub_server *srv, int fd, int timeout_ms)
 
 		if (s->fd < 0)
 			continue;
-		if (!s->ready && now >= s->deadline_ms) {
+		/* what came while the owner was busy elsewhere counts: read, then expire */
+		if (!s->ready && now >= s->deadline_ms && (sub_read(srv, s), s->fd >= 0) &&
+		    !s->ready) {
 			srv->st.dropped++;
 			sub_drop(srv, s);
-			continue;
 		}
+		if (s->fd < 0)
+			continue;
 		if (!s->ready && s->deadline_ms - now < (uint64_t)timeout_ms)
 			timeout_ms = s->deadline_ms - now;
 		at[np - 2] = i;
