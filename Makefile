@@ -37,7 +37,7 @@ CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c lo
 	loader/prom.c loader/sym.c loader/symtab.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
 	loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c \
 	loader/ident.c loader/cfi.c loader/unwind.c loader/rootfile.c loader/runtime.c \
-	loader/http.c loader/table.c
+	loader/http.c loader/table.c loader/subproto.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))

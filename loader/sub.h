@@ -79,6 +79,7 @@ struct lt_sub_bye {
 	uint32_t code; /* the exit code the subscriber should end with */
 };
 
+/* subproto.c: */
 /* Does the record pass `f`? A lost record is about its probe: only the types apply. */
 bool lt_sub_match(const struct lt_sub_filter *f, const struct lt_probe *p, const struct lt_rec *r,
 		  const struct lt_ident *id);
