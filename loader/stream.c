@@ -949,21 +949,27 @@ static void sub_filter(struct stream *s)
 static int own_or_subscribe(struct stream *s, struct lt_handles *h, bool *sub)
 {
 	static struct lt_sub_client cli;
-	int err;
+	int err, conn;
 
 	*sub = false;
 	for (int tries = 0;; tries++) {
-		err = lt_sub_connect(&cli, s->socket, &s->filt);
-		if (err == LT_OK) {
+		conn = lt_sub_connect(&cli, s->socket, &s->filt);
+		if (conn == LT_OK) {
 			s->cli = &cli;
 			*sub = true;
 			return LT_OK;
 		}
-		if (err > 0)
-			return err;
+		if (conn > 0)
+			return conn;
+		/* whether an owner serves there or not, a free ring is ours */
 		err = lt_open_pinned_try(h);
 		if (err != -EBUSY)
 			return err;
+		if (conn == -EACCES || conn == -EPERM)
+			return lt_error(LT_ENV,
+					"another 'lowtrace events' is reading the ring; %s: %s "
+					"(subscribing takes root, the owner's user or its group)",
+					s->socket, strerror(-conn));
 		if (tries == 10 || lt_stop)
 			return lt_error(LT_FAIL,
 					"another 'lowtrace events' is reading the ring; "

@@ -59,9 +59,14 @@ static bool serve_must; /* lt_sub_serve's: the owner cannot go on without the so
 static int serve_err(const char *path, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int serve_err(const char *path, const char *fmt, ...)
 {
+	int e = errno;
 	char msg[512];
 	va_list ap;
 
+	/* the default place, and this user may not serve there (not root, not the unit's
+	 * user): nothing to say, it streams alone */
+	if (!serve_must && (e == EACCES || e == EPERM || e == EROFS))
+		return LT_FAIL;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
@@ -89,9 +94,11 @@ static int check_dir(const char *path, const char *dir, gid_t *gid)
 	if (!S_ISDIR(st.st_mode))
 		return serve_err(path, "%s is not a directory (a link is never followed): refused",
 				 dir);
+	errno = EPERM;
 	if (st.st_uid != geteuid() && st.st_uid != 0)
 		return serve_err(path, "%s is owned by uid %u, another user: refused", dir,
 				 st.st_uid);
+	errno = 0;
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return serve_err(path, "%s is writable by group or others: refused", dir);
 	*gid = st.st_gid;
@@ -109,6 +116,7 @@ static int clear_stale(const char *path)
 		return errno == ENOENT ? LT_OK : serve_err(path, "%s", strerror(errno));
 	if (!S_ISSOCK(st.st_mode))
 		return serve_err(path, "not a socket (a link is never followed): refused");
+	errno = EPERM;
 	if (st.st_uid != geteuid())
 		return serve_err(path, "owned by uid %u, another user: refused", st.st_uid);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -132,8 +132,8 @@ struct lt_sub_client {
 };
 /*
  * Connect to the owner at `path` and send f: LT_OK (subscribed), -ENOENT / -ECONNREFUSED
- * (nobody serves there: nothing printed) or an exit code with the error printed (refused,
- * permission denied, a peer that does not speak the protocol).
+ * (nobody serves there), -EACCES / -EPERM (this user may not connect), nothing printed; or an
+ * exit code with the error printed (refused, a peer that does not speak the protocol).
  */
 int lt_sub_connect(struct lt_sub_client *c, const char *path, const struct lt_sub_filter *f);
 /* A frame the owner sent: REC or LOST, payload `data` of `len` bytes. Returns 0 to go on,

@@ -100,13 +100,9 @@ int lt_sub_connect(struct lt_sub_client *c, const char *path, const struct lt_su
 	if (connect(c->fd, (struct sockaddr *)&a, sizeof(a))) {
 		err = errno;
 		lt_sub_disconnect(c);
-		if (err == ENOENT || err == ECONNREFUSED)
+		/* nobody serves, or this user may not know: the caller decides */
+		if (err == ENOENT || err == ECONNREFUSED || err == EACCES || err == EPERM)
 			return -err;
-		if (err == EACCES || err == EPERM)
-			return lt_error(LT_ENV,
-					"%s: %s (subscribing takes root, the owner's user or its "
-					"group)",
-					path, strerror(err));
 		return lt_error(LT_FAIL, "%s: %s", path, strerror(err));
 	}
 	fr.len = lt_sub_hello_make(f, hello + sizeof(fr));

@@ -344,7 +344,7 @@ EOF
 		"$LT" events --socket "$SOCK" --count 1
 	assert_equal "$status" 5
 	assert_one_error_line
-	assert_equal "$stderr" "lowtrace: $SOCK: Permission denied (subscribing takes root, the owner's user or its group)"
+	assert_equal "$stderr" "lowtrace: another 'lowtrace events' is reading the ring; $SOCK: Permission denied (subscribing takes root, the owner's user or its group)"
 	assert_equal "$(owner_stat subscribers)" 0
 	# a member of the group is served
 	gated_forker 1
