@@ -656,7 +656,7 @@ static int stream_end(struct stream *s, int err)
 	if (s->out.write_errors)
 		fprintf(stderr, "lowtrace: %s: %llu failed writes, opens or rotations%s\n",
 			s->output, (unsigned long long)s->out.write_errors,
-			s->out.blocked ? (s->ring ? "; records still in the ring were not written"
+			s->out.blocked ? (!s->cli ? "; records still in the ring were not written"
 						  : "; records not yet written were lost")
 				       : "");
 	lt_ident_stats(&s->ident, &ist);
