@@ -29,6 +29,7 @@
 struct sub {
 	int fd; /* -1: a free slot */
 	bool ready; /* its hello was taken: records are queued for it */
+	bool full; /* its socket took nothing at the last try: none until it is writable */
 	uint64_t deadline_ms; /* for its hello */
 	struct lt_sub_filter f;
 	size_t hlen;
@@ -255,8 +256,10 @@ static bool sub_send(struct lt_sub_server *srv, struct sub *s)
 
 		if (w < 0 && errno == EINTR)
 			continue;
-		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			s->full = true;
 			return true;
+		}
 		if (w <= 0) {
 			sub_drop(srv, s);
 			return false;
@@ -318,8 +321,9 @@ void lt_sub_record(struct lt_sub_server *srv, const struct lt_probe *p, const st
 
 		if (!s->ready || !lt_sub_match(&s->f, p, r, id))
 			continue;
-		/* full: what the socket takes makes room; a subscriber that reads not loses */
-		if (LT_SUB_QUEUE - s->len < sizeof(struct lt_sub_frame) + size + 512 &&
+		/* full: what the socket takes makes room (not a syscall per record while it
+		 * takes nothing); a subscriber that reads not loses */
+		if (LT_SUB_QUEUE - s->len < sizeof(struct lt_sub_frame) + size + 512 && !s->full &&
 		    !sub_send(srv, s))
 			continue;
 		if ((s->lost_pending && !tell_lost(s)) ||
@@ -343,6 +347,7 @@ void lt_sub_flush(struct lt_sub_server *srv)
 	for (unsigned int i = 0; i < srv->max; i++) {
 		struct sub *s = &srv->subs[i];
 
+		s->full = false; /* once per drain of the ring: one try */
 		if (s->ready && s->len && sub_send(srv, s) && s->lost_pending)
 			tell_lost(s);
 	}
@@ -527,7 +532,7 @@ bool lt_sub_wait(struct lt_sub_server *srv, int fd, int timeout_ms)
 			sub_drop(srv, s);
 		else if ((rev & POLLIN) && (sub_read(srv, s), s->fd < 0))
 			continue;
-		else if (rev & POLLOUT && sub_send(srv, s) && s->lost_pending)
+		else if (rev & POLLOUT && (s->full = false, sub_send(srv, s)) && s->lost_pending)
 			tell_lost(s);
 	}
 	if (srv->pfd[0].revents & POLLIN)
