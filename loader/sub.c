@@ -558,6 +558,13 @@ void lt_sub_close(struct lt_sub_server *srv, int code, const char *why)
 
 	if (!srv)
 		return;
+	/* no one new: the name goes first (ours still: another owner's is not removed) */
+	if (srv->lfd >= 0) {
+		close(srv->lfd);
+		if (srv->ino && !lstat(srv->path, &st) && st.st_ino == srv->ino &&
+		    st.st_dev == srv->dev)
+			unlink(srv->path);
+	}
 	for (unsigned int i = 0; why && i < srv->max; i++)
 		if (srv->subs[i].ready)
 			q_put(&srv->subs[i], LT_SUB_BYE, &bye, sizeof(bye), why, strlen(why));
@@ -573,12 +580,5 @@ void lt_sub_close(struct lt_sub_server *srv, int code, const char *why)
 	for (unsigned int i = 0; i < srv->max; i++)
 		if (srv->subs[i].fd >= 0)
 			sub_drop(srv, &srv->subs[i]);
-	if (srv->lfd >= 0) {
-		close(srv->lfd);
-		/* ours still: another owner's socket at that name is not removed */
-		if (srv->ino && !lstat(srv->path, &st) && st.st_ino == srv->ino &&
-		    st.st_dev == srv->dev)
-			unlink(srv->path);
-	}
 	free(srv);
 }

@@ -58,6 +58,9 @@ static int read_ack(struct lt_sub_client *c, const char *path)
 	}
 	if (err == -EINTR)
 		return LT_OK; /* a stop: the stream ends at once */
+	/* an owner that closed before it answered (it was stopping): as if none served */
+	if (err == -EPIPE || err == -ECONNRESET)
+		return -ECONNREFUSED;
 	if (err)
 		return lt_error(LT_FAIL, "%s: no answer from the owner: %s", path, strerror(-err));
 	if (fr.kind == LT_SUB_REFUSE) {
