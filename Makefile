@@ -48,7 +48,7 @@ CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c lo
 	loader/prom.c loader/sym.c loader/symtab.c loader/elf.c loader/procmaps.c loader/kallsyms.c loader/ufind.c \
 	loader/pprof.c loader/grow.c loader/lowtrace.c loader/opts.c loader/out.c loader/sysnames.c \
 	loader/ident.c loader/cfi.c loader/unwind.c loader/rootfile.c loader/runtime.c \
-	loader/http.c loader/table.c
+	loader/http.c loader/table.c loader/subproto.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
 CORE_LIBS := -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
@@ -59,6 +59,7 @@ KERNEL_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(KERNEL_SRCS))
 # main.c, above everything else
 CMD_SRCS := loader/main.c loader/suite.c loader/stream.c loader/hist.c loader/top.c \
 	loader/metrics.c loader/metrics_suite.c loader/metrics_scrape.c loader/metrics_by.c \
+	loader/sub.c loader/subcli.c \
 	loader/profile.c loader/alloc.c loader/profsess.c loader/proffmt.c \
 	loader/proftext.c loader/profstack.c loader/profuw.c loader/profout.c
 LOADER_OBJS := $(CORE_OBJS) $(KERNEL_OBJS) $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CMD_SRCS))

@@ -40,7 +40,7 @@ int pin_get_ro(const char *path)
 	return bpf_obj_get_opts(path, &o);
 }
 
-int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
+static int open_pinned(struct lt_handles *h, bool lock_consumer, bool quiet_busy)
 {
 	h->ring_fd = h->stats_fd = h->seen_fd = h->flush_fd = -1;
 	h->suite = NULL;
@@ -57,6 +57,8 @@ int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 	/* the ring has one consumer position: a second reader would split records */
 	if (lock_consumer && flock(h->dir_fd, LOCK_EX | LOCK_NB)) {
 		lt_close_handles(h);
+		if (quiet_busy)
+			return -EBUSY;
 		return lt_error(LT_FAIL, "another 'lowtrace events' is reading the ring; "
 					 "only one consumer at a time");
 	}
@@ -84,6 +86,16 @@ int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
 				strerror(e));
 	}
 	return LT_OK;
+}
+
+int lt_open_pinned(struct lt_handles *h, bool lock_consumer)
+{
+	return open_pinned(h, lock_consumer, false);
+}
+
+int lt_open_pinned_try(struct lt_handles *h)
+{
+	return open_pinned(h, true, true);
 }
 
 void lt_close_handles(struct lt_handles *h)

@@ -25,6 +25,8 @@ struct lt_handles {
 };
 void lt_suite_handles(struct lt_suite *s, struct lt_handles *h);
 int lt_open_pinned(struct lt_handles *h, bool lock_consumer);
+/* lt_open_pinned(h, true), but -EBUSY with nothing printed when another consumer has the ring */
+int lt_open_pinned_try(struct lt_handles *h);
 void lt_close_handles(struct lt_handles *h);
 /* The pinned suite of `h` was unloaded or replaced (the pin path names another one, or none). */
 bool lt_pinned_gone(const struct lt_handles *h);

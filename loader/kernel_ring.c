@@ -166,6 +166,14 @@ int lt_ring_poll(struct lt_ring *r, int timeout_ms)
 	return m ? m : n;
 }
 
+int lt_ring_wait_fd(const struct lt_ring *r, int *timeout_ms)
+{
+	/* records not yet handed out: no wait; held ones: the epoll set would not wait */
+	if (r->read != __atomic_load_n(r->prod, __ATOMIC_ACQUIRE))
+		*timeout_ms = 0;
+	return *r->cons == r->read ? r->ep : -1;
+}
+
 int lt_lost_flush(const struct lt_handles *h)
 {
 	int ncpu = libbpf_num_possible_cpus(), left = 0;

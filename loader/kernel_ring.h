@@ -32,6 +32,12 @@ uint64_t lt_ring_pos(const struct lt_ring *r);
 void lt_ring_release(struct lt_ring *r, uint64_t pos);
 void lt_ring_free(struct lt_ring *r);
 /*
+ * For a caller that waits on more than the ring (the subscribers' sockets): the fd that is
+ * readable when producers wake the ring, or -1 when only a timeout can tell; *timeout_ms is
+ * set to 0 when records wait to be handed out. Then lt_ring_poll(r, 0).
+ */
+int lt_ring_wait_fd(const struct lt_ring *r, int *timeout_ms);
+/*
  * Announce every CPU's pending loss windows now: lost records into the ring (lt_lost_flush
  * run on each CPU). Returns how many CPUs' windows must wait (a program on it was changing
  * one, or the ring was full: try again later), or -errno when it cannot run at all.

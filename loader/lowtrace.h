@@ -32,6 +32,7 @@ enum lt_exit_code {
 	LT_ALREADY_LOADED = 4,
 	LT_ENV = 5, /* no privileges, no BTF, no bpffs, unsupported kernel */
 	LT_GONE = 6, /* the pinned suite was unloaded or replaced while a command read it */
+	LT_OWNER_GONE = 7, /* events as a subscriber: the owner of the ring stopped */
 };
 
 /* Print "lowtrace: <message>" as one line on stderr; returns `code`. */

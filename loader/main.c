@@ -56,6 +56,7 @@ static void help(void)
 	       "    5  environment: no privileges, no kernel BTF, no bpffs\n"
 	       "    6  the suite went away (unloaded or replaced under events, top, hist "
 	       "--interval)\n"
+	       "    7  events as a subscriber: the owner of the ring stopped\n"
 	       "\n"
 	       "CONFIGURATION\n"
 	       "    load, metrics and events take --config FILE (the units pass\n"

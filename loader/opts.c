@@ -86,6 +86,8 @@ static const struct opt_desc descs[] = {
 	OPT_NUM("rotate-keep", LT_O_ROTATE_KEEP, 1000, false, ZERO_AT_LEAST_1),
 	OPT("by", LT_O_BY, STR),
 	OPT_NUM("by-max", LT_O_BY_MAX, 100000, false, ZERO_AT_LEAST_1),
+	OPT("socket", LT_O_SOCKET, STR),
+	OPT_NUM("max-subscribers", LT_O_MAX_SUBS, 1024, false, ZERO_OK),
 };
 #define NDESCS (sizeof(descs) / sizeof(descs[0]))
 _Static_assert(NDESCS <= 64, "the parser keeps the options it saw in one u64");
@@ -204,6 +206,14 @@ static int check_value(int key, const char *arg, uint64_t num)
 	case LT_O_BY:
 		if (strcmp(arg, "unit") && strcmp(arg, "container") && strcmp(arg, "pod"))
 			return lt_error(LT_USAGE, "--by: '%s' is not unit, container or pod", arg);
+		return LT_OK;
+	case LT_O_SOCKET:
+		/* a unix socket's path: sun_path's 108 bytes with the NUL */
+		if (arg[0] != '/' || strlen(arg) > 107 || arg[strlen(arg) - 1] == '/')
+			return lt_error(LT_USAGE,
+					"--socket %s: want an absolute file name of at most 107 "
+					"bytes",
+					arg);
 		return LT_OK;
 	case LT_O_LISTEN:
 		if (lt_parse_listen(arg, &ss, &sl))
@@ -356,12 +366,12 @@ const int lt_load_keys[] = { LT_O_PROBES,     LT_O_PID,	       LT_O_CGROUP,
 const int lt_metrics_keys[] = {
 	LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG, 0
 };
-const int lt_events_keys[] = {
-	LT_O_JSON,	  LT_O_TEXT,	  LT_O_TYPE,	       LT_O_PID,
-	LT_O_COUNT,	  LT_O_DURATION,  LT_O_FOLLOW,	       LT_O_CONTAINER,
-	LT_O_UNIT,	  LT_O_IDENT_CAP, LT_O_OUTPUT,	       LT_O_ROTATE_SIZE,
-	LT_O_ROTATE_KEEP, LT_O_CONFIG,	  LT_O_CONTAINER_NAME, 0
-};
+const int lt_events_keys[] = { LT_O_JSON,	 LT_O_TEXT,	 LT_O_TYPE,
+			       LT_O_PID,	 LT_O_COUNT,	 LT_O_DURATION,
+			       LT_O_FOLLOW,	 LT_O_CONTAINER, LT_O_UNIT,
+			       LT_O_IDENT_CAP,	 LT_O_OUTPUT,	 LT_O_ROTATE_SIZE,
+			       LT_O_ROTATE_KEEP, LT_O_CONFIG,	 LT_O_CONTAINER_NAME,
+			       LT_O_SOCKET,	 LT_O_MAX_SUBS,	 0 };
 
 static const struct config_section {
 	const char *name;

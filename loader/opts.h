@@ -63,6 +63,8 @@ enum lt_opt_key {
 	LT_O_CG_GRACE,
 	LT_O_CG_CAP,
 	LT_O_CONTAINER_NAME,
+	LT_O_SOCKET,
+	LT_O_MAX_SUBS,
 };
 
 /*

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "opts.h"
 #include "out.h"
 #include "records.h"
+#include "sub.h"
 
 #define STOP_SAMPLE (-ECANCELED) /* returned by the sample callback to end a stream */
 #define POLL_MS 100 /* producers wake us only when the ring fills: the latency bound */
@@ -47,6 +49,12 @@ static const char events_opts_help[] =
 	"    --unit NAME          only records of this unit (NAME.service or NAME.scope)\n"
 	"    --ident-cap N        cgroups the identity cache keeps (default 16384)\n";
 
+static const char events_sub_help[] =
+	"    --socket PATH        the owner's socket for subscribers (default\n"
+	"                         " LT_SUB_SOCKET ")\n"
+	"    --max-subscribers N  subscribers the owner serves at once (default 64, at most\n"
+	"                         1024; 0: no socket)\n";
+
 static void help_events(void)
 {
 	printf("NAME\n    lowtrace events - stream records from the pinned ring buffer\n\n"
@@ -58,8 +66,15 @@ static void help_events(void)
 	       "FILE]\n\n"
 	       "DESCRIPTION\n"
 	       "    Reads the ring of a suite pinned by 'lowtrace load' until Ctrl-C, --count\n"
-	       "    or --duration. The ring has one consumer position, so a second 'events'\n"
-	       "    fails instead of splitting records. When the kernel drops records (ring\n"
+	       "    or --duration. The ring has one consumer position: the 'events' that reads\n"
+	       "    it (the owner) also serves other 'events' on a unix socket (--socket).\n"
+	       "    Another 'events' with the same options connects to the owner and gets\n"
+	       "    the records its filters pass, filtered in the owner; a subscriber that\n"
+	       "    reads too slowly loses records (its bounded queue is full: lost records,\n"
+	       "    and a line on stderr), never the owner. When the owner stops, a\n"
+	       "    subscriber exits 7, or with --follow waits for the next owner (it never\n"
+	       "    takes the ring itself). Socket and directory: the owner's user and group\n"
+	       "    only. When the kernel drops records (ring\n"
 	       "    full) or skips a probe (see MISSED in 'status -h'), a line on stderr says\n"
 	       "    how many, per probe; at start, what was lost since the last consumer\n"
 	       "    stopped (or since load). When the suite is unloaded or replaced, the\n"
@@ -67,7 +82,9 @@ static void help_events(void)
 	       "    --follow streams on from the next suite's first record. SIGUSR1 prints\n"
 	       "    one line on stderr: the identity cache's cgroups and processes against\n"
 	       "    their caps, its evictions and expiries, the walks and rotations, the\n"
-	       "    cgroups the kernel named and the /proc reads.\n");
+	       "    cgroups the kernel named and the /proc reads; an owner's, its\n"
+	       "    subscribers, those accepted, refused and dropped, their records sent and\n"
+	       "    lost.\n");
 	lt_probe_fields_help(stdout);
 	printf("    Records of a task also have, when known: cgroup (its path in the identity\n"
 	       "    hierarchy, see status), container_id, pod_uid, unit (each absent when the\n"
@@ -79,11 +96,14 @@ static void help_events(void)
 	       "    --pid PID            only records of this thread group (here, not in the "
 	       "kernel)\n"
 	       "    --follow             after an unload or load --replace, wait for the next\n"
-	       "                         suite and stream its records from its first one\n"
-	       "%s\n"
+	       "                         suite and stream its records from its first one; as a\n"
+	       "                         subscriber: wait for the next owner\n"
+	       "%s%s\n"
 	       "EXIT STATUS\n    0 done; 2 usage; 3 not loaded; 6 the suite was unloaded or "
-	       "replaced\n    (without --follow); 1 failure (e.g. another consumer).\n",
-	       events_opts_help, lt_config_help);
+	       "replaced\n    (without --follow); 7 a subscriber's owner stopped (without "
+	       "--follow);\n"
+	       "    1 failure (e.g. another consumer that serves no subscribers).\n",
+	       events_opts_help, events_sub_help, lt_config_help);
 }
 
 static void help_run(void)
@@ -98,6 +118,13 @@ static void help_run(void)
 	       lt_load_opts_help, events_opts_help);
 	lt_print_probes(stdout);
 }
+
+/* One probe's growth of a counter into a " name=+N" list. */
+struct growth {
+	char list[256];
+	size_t len;
+	uint64_t total;
+};
 
 /* What a stream prints, and the options that choose it. */
 struct stream {
@@ -124,6 +151,14 @@ struct stream {
 	struct lt_rec rec;
 	struct lt_decode_stats ds;
 	struct lt_ring *ring; /* the ring read, in hold mode */
+	/* subscribers: served as the owner, or this one's filter and owner */
+	const char *socket;
+	bool socket_set; /* --socket given: no socket is an error */
+	unsigned int max_subs;
+	struct lt_sub_server *srv;
+	struct lt_sub_filter filt;
+	struct lt_sub_client *cli;
+	struct growth sub_lost; /* LOST frames not yet said on stderr */
 };
 
 /*
@@ -156,19 +191,47 @@ static bool ident_match(const struct stream *s, const struct lt_ident *id)
 	return true;
 }
 
+/* Encode the record, its identity `id`; the stream's stop when it is the last one */
+static int put_record(struct stream *s, const struct lt_probe *p, const struct lt_ident *id)
+{
+	size_t start = s->out.b.len;
+
+	if (s->text)
+		lt_encode_text_id(&s->out.b, p, &s->rec, id);
+	else
+		lt_encode_json_id(&s->out.b, p, &s->rec, id);
+	if (p->type == LT_TYPE_EXIT)
+		lt_ident_exit(&s->ident, s->rec.hdr.pid);
+	lt_out_mark(&s->out, s->ring ? lt_ring_pos(s->ring) : 0);
+	lt_out_record(&s->out, start);
+	if (lt_out_full(&s->out))
+		settle(s);
+	if (s->out.failed || (s->count && ++s->emitted >= s->count))
+		return STOP_SAMPLE;
+	return 0;
+}
+
 static int on_sample(void *ctx, void *data, size_t size)
 {
 	struct stream *s = ctx;
 	const struct lt_probe *p;
 	const struct lt_ident *id;
-	size_t start;
 	bool lost;
 
 	/* no room, or the output takes nothing: the record stays in the ring, unread */
 	if (s->out.blocked || lt_out_full(&s->out))
 		return LT_RING_AGAIN;
 	p = lt_decode(data, size, &s->rec, &s->ds);
-	if (!p || (s->types && !((s->types >> lt_rec_probe_type(p, &s->rec)) & 1)))
+	if (!p)
+		return 0;
+	/* the subscribers' filters, before this stream's own */
+	if (s->srv)
+		lt_sub_record(s->srv, p, &s->rec, data, size,
+			      lt_sub_needs_any(s->srv)
+				      ? lt_ident_get(&s->ident, s->rec.hdr.cgroup_id,
+						     s->rec.hdr.pid, s->rec.hdr.ts_ns)
+				      : NULL);
+	if (s->types && !((s->types >> lt_rec_probe_type(p, &s->rec)) & 1))
 		return 0;
 	/* a lost record is about its probe, not the task that wrote it: only --type applies */
 	lost = p->type == LT_TYPE_LOST;
@@ -181,28 +244,8 @@ static int on_sample(void *ctx, void *data, size_t size)
 			lt_ident_exit(&s->ident, s->rec.hdr.pid);
 		return 0;
 	}
-	start = s->out.b.len;
-	if (s->text)
-		lt_encode_text_id(&s->out.b, p, &s->rec, id);
-	else
-		lt_encode_json_id(&s->out.b, p, &s->rec, id);
-	if (p->type == LT_TYPE_EXIT)
-		lt_ident_exit(&s->ident, s->rec.hdr.pid);
-	lt_out_mark(&s->out, lt_ring_pos(s->ring));
-	lt_out_record(&s->out, start);
-	if (lt_out_full(&s->out))
-		settle(s);
-	if (s->out.failed || (s->count && ++s->emitted >= s->count))
-		return STOP_SAMPLE;
-	return 0;
+	return put_record(s, p, id);
 }
-
-/* One probe's growth of a counter into a " name=+N" list. */
-struct growth {
-	char list[256];
-	size_t len;
-	uint64_t total;
-};
 
 static void grew(struct growth *g, const char *probe, uint64_t now, uint64_t before)
 {
@@ -415,13 +458,16 @@ static void on_usr1(int sig)
 static void print_stats(struct stream *s)
 {
 	struct lt_ident_stats st;
+	struct lt_sub_stats ss;
 
 	lt_ident_stats(&s->ident, &st);
+	lt_sub_stats(s->srv, &ss);
 	fprintf(stderr,
 		"lowtrace: stats: ident_cgroups=%llu/%llu ident_pids=%llu/%llu evicted=%llu "
 		"expired=%llu pids_evicted=%llu pids_expired=%llu rescans=%llu rotations=%llu "
 		"kernel_named=%llu proc_reads=%llu containers=%llu/%llu names_found=%llu "
-		"names_skipped=%llu\n",
+		"names_skipped=%llu subscribers=%llu sub_accepted=%llu sub_refused=%llu "
+		"sub_dropped=%llu sub_sent=%llu sub_lost=%llu\n",
 		(unsigned long long)st.entries, (unsigned long long)st.cap,
 		(unsigned long long)st.v1_entries, (unsigned long long)st.v1_cap,
 		(unsigned long long)st.evictions, (unsigned long long)st.expired,
@@ -430,8 +476,11 @@ static void print_stats(struct stream *s)
 		(unsigned long long)st.knamed, (unsigned long long)st.v1_lookups,
 		(unsigned long long)st.rt.entries, (unsigned long long)st.rt.cap,
 		(unsigned long long)st.rt.found,
-		(unsigned long long)(st.rt.skipped_big + st.rt.skipped_malformed + st.rt.skipped_link +
-				     st.rt.skipped_type + st.rt.skipped_error));
+		(unsigned long long)(st.rt.skipped_big + st.rt.skipped_malformed +
+				     st.rt.skipped_link + st.rt.skipped_type + st.rt.skipped_error),
+		(unsigned long long)ss.subscribers, (unsigned long long)ss.accepted,
+		(unsigned long long)ss.refused, (unsigned long long)ss.dropped,
+		(unsigned long long)ss.sent, (unsigned long long)ss.lost);
 }
 
 /* ms left of --duration (~0 without one), 0 when it is over */
@@ -471,10 +520,21 @@ static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 		}
 		if (s->out.blocked) {
 			/* the ring keeps its position until the output takes more */
-			usleep(timeout * 1000);
+			if (s->srv)
+				lt_sub_wait(s->srv, -1, timeout);
+			else
+				usleep(timeout * 1000);
 			if (lt_now_ms() - last_check >= 1000 - POLL_MS)
 				settle(s);
 			*n = 0;
+		} else if (s->srv) {
+			/* the ring and the subscribers' sockets: whichever comes first */
+			int fd = lt_ring_wait_fd(src->ring, &timeout);
+
+			lt_sub_wait(s->srv, fd, timeout);
+			*n = lt_ring_poll(src->ring, 0);
+			settle(s);
+			lt_sub_flush(s->srv);
 		} else {
 			*n = lt_ring_poll(src->ring, timeout);
 			settle(s);
@@ -542,25 +602,21 @@ static int suite_gone(struct stream *s, struct source *src, struct lt_handles *h
 			if (err != LT_NOT_LOADED)
 				return err;
 		}
-		usleep(100 * 1000);
+		/* the subscribers stay, and new ones are taken */
+		if (s->srv)
+			lt_sub_wait(s->srv, -1, 100);
+		else
+			usleep(100 * 1000);
 	}
 	return STOP_SAMPLE;
 }
 
-/*
- * Stream records until a signal, --count, --duration or unload. `own` is the
- * in-process suite of `run`: on a stop it is detached first and the ring
- * drained, so records already written are printed, not freed with the ring.
- */
-static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
+/* What every stream sets up: the output, the signals, the identity cache */
+static int stream_begin(struct stream *s, struct lt_handles *h)
 {
 	static char outbuf[LT_OUT_SIZE];
-	static struct source src;
 	struct sigaction usr = { .sa_handler = on_usr1 };
 	struct lt_ident_cfg cfg = {};
-	struct lt_ident_stats ist;
-	uint64_t start = lt_now_ms();
-	int err, n = 0;
 
 	lt_out_init(&s->out, outbuf, sizeof(outbuf));
 	if (s->output) {
@@ -585,38 +641,14 @@ static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
 		return lt_error(LT_FAIL, "cannot allocate the identity cache (--ident-cap %u)",
 				cfg.cap ? cfg.cap : 16384);
 	}
-	err = source_open(&src, h, s);
-	if (err) {
-		lt_ident_close(&s->ident);
-		lt_identity_close(&s->idn);
-		return err;
-	}
-	for (;;) {
-		err = pump(s, &src, start, &n);
-		if (err != LT_GONE)
-			break;
-		err = suite_gone(s, &src, h, start);
-		if (err) {
-			if (err == STOP_SAMPLE)
-				err = LT_OK; /* --duration or a signal while waiting */
-			goto out; /* the source is closed */
-		}
-		err = source_open(&src, h, s);
-		if (err)
-			goto out;
-		lt_info("following the new suite");
-	}
-	if (own && !err && n != STOP_SAMPLE && !s->out.failed) {
-		lt_suite_detach(own);
-		lt_ring_poll(src.ring, 0);
-	}
-	settle(s);
-	/* at the stop: the windows still open, unless a --count is complete */
-	if (!err && n != STOP_SAMPLE)
-		claim_windows(s, h, src.ring);
-	report_losses(&src, "");
-	source_close(s, &src);
-out:
+	return LT_OK;
+}
+
+/* The stream's last lines: what went wrong on the way, and the cache's cap if it mattered */
+static int stream_end(struct stream *s, int err)
+{
+	struct lt_ident_stats ist;
+
 	lt_out_flush(&s->out);
 	if (s->ds.rejected || s->ds.unknown)
 		fprintf(stderr, "lowtrace: %llu malformed and %llu unknown records skipped\n",
@@ -624,7 +656,9 @@ out:
 	if (s->out.write_errors)
 		fprintf(stderr, "lowtrace: %s: %llu failed writes, opens or rotations%s\n",
 			s->output, (unsigned long long)s->out.write_errors,
-			s->out.blocked ? "; records still in the ring were not written" : "");
+			s->out.blocked ? (!s->cli ? "; records still in the ring were not written"
+						  : "; records not yet written were lost")
+				       : "");
 	lt_ident_stats(&s->ident, &ist);
 	/* the cap mattered: say so (records of unknown cgroups alone are normal: short-lived ones) */
 	if (ist.evictions || ist.v1_evictions)
@@ -639,6 +673,185 @@ out:
 	lt_ident_close(&s->ident);
 	lt_identity_close(&s->idn);
 	return err;
+}
+
+/*
+ * Stream records until a signal, --count, --duration or unload. `own` is the
+ * in-process suite of `run`: on a stop it is detached first and the ring
+ * drained, so records already written are printed, not freed with the ring.
+ */
+static int stream(struct stream *s, struct lt_handles *h, struct lt_suite *own)
+{
+	static struct source src;
+	uint64_t start = lt_now_ms();
+	int err, n = 0;
+
+	err = stream_begin(s, h);
+	if (err)
+		return err;
+	err = source_open(&src, h, s);
+	if (err)
+		return stream_end(s, err);
+	for (;;) {
+		err = pump(s, &src, start, &n);
+		if (err != LT_GONE)
+			break;
+		err = suite_gone(s, &src, h, start);
+		if (err) {
+			if (err == STOP_SAMPLE)
+				err = LT_OK; /* --duration or a signal while waiting */
+			return stream_end(s, err); /* the source is closed */
+		}
+		err = source_open(&src, h, s);
+		if (err)
+			return stream_end(s, err);
+		lt_info("following the new suite");
+	}
+	if (own && !err && n != STOP_SAMPLE && !s->out.failed) {
+		lt_suite_detach(own);
+		lt_ring_poll(src.ring, 0);
+	}
+	settle(s);
+	/* at the stop: the windows still open, unless a --count is complete */
+	if (!err && n != STOP_SAMPLE)
+		claim_windows(s, h, src.ring);
+	report_losses(&src, "");
+	source_close(s, &src);
+	return stream_end(s, err);
+}
+
+/* A frame from the owner: a record its filter passed, or a lost record of our queue */
+static int on_frame(void *ctx, int kind, const void *data, size_t len)
+{
+	struct stream *s = ctx;
+	const struct lt_probe *p;
+	const struct lt_probe *lp;
+
+	if (s->out.blocked || lt_out_full(&s->out))
+		return -EAGAIN; /* kept until the output takes more */
+	p = lt_decode(data, len, &s->rec, &s->ds);
+	if (!p)
+		return 0;
+	if (kind == LT_SUB_LOST && p->type == LT_TYPE_LOST) {
+		const struct lt_lost *l = (const struct lt_lost *)s->rec.raw;
+
+		lp = lt_probe_by_id(l->probe);
+		grew(&s->sub_lost, lp ? lp->name : "?", l->count, 0);
+	}
+	/* filtered in the owner: the record's identity is only written */
+	return put_record(
+		s, p,
+		lt_ident_get(&s->ident, s->rec.hdr.cgroup_id, s->rec.hdr.pid, s->rec.hdr.ts_ns));
+}
+
+static void report_sub_lost(struct stream *s)
+{
+	if (!s->sub_lost.total)
+		return;
+	fprintf(stderr,
+		"lowtrace: the owner dropped %llu records for this subscriber (its queue was "
+		"full: it read too slowly):%s\n",
+		(unsigned long long)s->sub_lost.total, s->sub_lost.list);
+	memset(&s->sub_lost, 0, sizeof(s->sub_lost));
+}
+
+/*
+ * The owner went away (`proto`: it broke the protocol): say why and end with its code, or
+ * with --follow wait for the next owner (LT_OK: c is connected to it; STOP_SAMPLE: a stop).
+ */
+static int owner_gone(struct stream *s, struct lt_sub_client *c, uint64_t start, bool proto)
+{
+	char why[320];
+	int err, code = c->bye_code > 0 ? c->bye_code : LT_OWNER_GONE;
+
+	if (proto)
+		snprintf(why, sizeof(why), "the owner of the ring (pid %u) sent a malformed frame",
+			 c->owner_pid);
+	else if (c->bye[0])
+		snprintf(why, sizeof(why), "%s", c->bye);
+	else
+		snprintf(why, sizeof(why), "the owner of the ring (pid %u) went away",
+			 c->owner_pid);
+	lt_sub_disconnect(c);
+	settle(s);
+	report_sub_lost(s);
+	if (!s->follow)
+		return lt_error(proto ? LT_FAIL : code, "%s", why);
+	lt_info("%s; waiting for the next owner (--follow)", why);
+	while (!lt_stop && time_left(s, start) && !s->out.failed) {
+		err = lt_sub_connect(c, s->socket, &s->filt);
+		if (err == LT_OK && c->fd >= 0) {
+			lt_info("following the new owner of the ring (pid %u)", c->owner_pid);
+			return LT_OK;
+		}
+		if (err != -ENOENT && err != -ECONNREFUSED && err != LT_OK)
+			return err;
+		usleep(200 * 1000);
+	}
+	return STOP_SAMPLE;
+}
+
+/* Stream what the owner sends (c connected) until a stop, --count, --duration, its end */
+static int subscribed(struct stream *s, struct lt_sub_client *c)
+{
+	uint64_t start = lt_now_ms(), last = start, last_refresh = start;
+	struct lt_handles none = {
+		.ring_fd = -1, .stats_fd = -1, .seen_fd = -1, .flush_fd = -1, .dir_fd = -1
+	};
+	int n, err;
+
+	/* the hierarchy the pins name when this user may read them, else cgroup2's */
+	err = stream_begin(s, &none);
+	if (err) {
+		lt_sub_disconnect(c);
+		return err;
+	}
+	while (!err && !lt_stop) {
+		uint64_t t, left = time_left(s, start);
+		int timeout = left < POLL_MS ? (int)left : POLL_MS;
+
+		if (!left)
+			break;
+		if (hup) {
+			hup = 0;
+			lt_out_reopen(&s->out);
+			settle(s);
+		}
+		if (usr1) {
+			usr1 = 0;
+			print_stats(s);
+		}
+		n = 0;
+		if (s->out.blocked)
+			usleep(timeout * 1000); /* the owner's queue holds, then loses */
+		else
+			n = lt_sub_read(c, timeout, on_frame, s);
+		settle(s);
+		if (n == STOP_SAMPLE || s->out.failed)
+			break;
+		if (n == -EPIPE || n == -EPROTO || n == -ECONNRESET) {
+			err = owner_gone(s, c, start, n == -EPROTO);
+			if (err == STOP_SAMPLE)
+				err = LT_OK;
+			if (err || c->fd < 0)
+				break;
+		} else if (n < 0 && n != -EINTR) {
+			err = lt_error(LT_FAIL, "reading from the owner: %s", strerror(-n));
+		}
+		t = lt_now_ms();
+		if (t - last >= 1000) {
+			last = t;
+			report_sub_lost(s);
+			if (t - last_refresh >= IDENT_REFRESH_MS) {
+				last_refresh = t;
+				lt_ident_refresh(&s->ident, lt_now_ns(CLOCK_MONOTONIC));
+			}
+		}
+	}
+	settle(s);
+	report_sub_lost(s);
+	lt_sub_disconnect(c);
+	return stream_end(s, err);
 }
 
 /* events' options; run takes these and the load options */
@@ -687,6 +900,13 @@ static int stream_opt(struct stream *s, int key, const char *arg, uint64_t num)
 	case LT_O_IDENT_CAP:
 		s->ident_cap = num;
 		return LT_OK;
+	case LT_O_SOCKET:
+		s->socket = arg;
+		s->socket_set = true;
+		return LT_OK;
+	case LT_O_MAX_SUBS:
+		s->max_subs = num;
+		return LT_OK;
 	}
 	return -1;
 }
@@ -711,23 +931,99 @@ static int events_opt(void *ctx, int key, const char *arg, uint64_t num)
 	return stream_opt(ctx, key, arg, num);
 }
 
+/* The filter a subscriber sends: this stream's (checked by the parser) */
+static void sub_filter(struct stream *s)
+{
+	s->filt.types = s->types;
+	s->filt.pid = s->pid;
+	snprintf(s->filt.container, sizeof(s->filt.container), "%s",
+		 s->container ? s->container : "");
+	snprintf(s->filt.unit, sizeof(s->filt.unit), "%s", s->unit ? s->unit : "");
+	snprintf(s->filt.cname, sizeof(s->filt.cname), "%s", s->cname ? s->cname : "");
+}
+
+/*
+ * A subscriber of the ring's owner when one serves (LT_OK with *sub set), else the ring with
+ * the consumer's lock in h. An owner that is starting (it has the ring, not yet its socket)
+ * is waited for a moment.
+ */
+static int own_or_subscribe(struct stream *s, struct lt_handles *h, bool *sub)
+{
+	static struct lt_sub_client cli;
+	int err, conn;
+
+	*sub = false;
+	for (int tries = 0;; tries++) {
+		conn = lt_sub_connect(&cli, s->socket, &s->filt);
+		if (conn == LT_OK) {
+			s->cli = &cli;
+			*sub = true;
+			return LT_OK;
+		}
+		if (conn > 0)
+			return conn;
+		/* whether an owner serves there or not, a free ring is ours */
+		err = lt_open_pinned_try(h);
+		if (err != -EBUSY)
+			return err;
+		if (conn == -EACCES || conn == -EPERM)
+			return lt_error(LT_ENV,
+					"another 'lowtrace events' is reading the ring; %s: %s "
+					"(subscribing takes root, the owner's user or its group)",
+					s->socket, strerror(-conn));
+		if (tries == 10 || lt_stop)
+			return lt_error(LT_FAIL,
+					"another 'lowtrace events' is reading the ring; "
+					"only one consumer at a time (it serves no "
+					"subscribers at %s)",
+					s->socket);
+		usleep(100 * 1000);
+	}
+}
+
 int cmd_events(int argc, char **argv)
 {
-	static struct stream s = { .rotate_keep = 5 };
+	static struct stream s = { .rotate_keep = 5, .max_subs = LT_SUB_MAX_DEFAULT };
 	struct lt_handles h;
+	char why[160];
+	bool sub;
 	int err;
 
+	/* LOWTRACE_SOCKET (tests): the default, so the tests' owners stay out of /run */
+	s.socket = getenv("LOWTRACE_SOCKET");
+	if (!s.socket || s.socket[0] != '/' || strlen(s.socket) > 107)
+		s.socket = LT_SUB_SOCKET;
 	err = lt_opts_parse(argc, argv, lt_events_keys, help_events, events_opt, &s);
 	if (err)
 		return err;
 	err = rotate_check(&s, "events");
 	if (err)
 		return err;
-	err = lt_open_pinned(&h, true);
+	sub_filter(&s);
+	err = own_or_subscribe(&s, &h, &sub);
 	if (err)
 		return err;
+	if (sub)
+		return subscribed(&s, s.cli);
+	/* the owner: without its socket, with the default one, it streams on alone */
+	err = lt_sub_serve(&s.srv, s.socket, s.max_subs, s.socket_set);
+	if (err && s.socket_set) {
+		lt_close_handles(&h);
+		return err;
+	}
 	err = stream(&s, &h, NULL);
 	lt_close_handles(&h);
+	if (err == LT_GONE)
+		snprintf(why, sizeof(why),
+			 "the suite was unloaded or replaced; the owner of the ring (pid %d) "
+			 "stopped",
+			 (int)getpid());
+	else
+		snprintf(why, sizeof(why),
+			 "the owner of the ring (pid %d) stopped; 'events --follow' waits for the "
+			 "next one",
+			 (int)getpid());
+	lt_sub_close(s.srv, err == LT_GONE ? LT_GONE : LT_OWNER_GONE, why);
 	return err;
 }
 

@@ -14,6 +14,8 @@ unset f
 # LOWTRACE_BIN: another build to test (e.g. an older one, to see a new test fail there)
 LT="${LOWTRACE_BIN:-$(cd "$BATS_TEST_DIRNAME/../.." && pwd)/build/lowtrace}"
 PIN=/sys/fs/bpf/lowtrace
+# the owners' socket for subscribers (events --socket's default): the run's, not /run/lowtrace
+export LOWTRACE_SOCKET="${BATS_RUN_TMPDIR:-/tmp}/lowtrace-run/events.sock"
 
 # Every test sources this file, and in qemu/TCG each process it starts costs tens of
 # milliseconds: the kernel's facts are read with builtins, and what takes processes

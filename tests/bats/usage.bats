@@ -14,6 +14,7 @@ load helpers
 	assert_line "    3  not loaded (unload, status, events without a pinned suite)"
 	assert_line "    4  already loaded (load while a suite is pinned, without --replace)"
 	assert_line "    5  environment: no privileges, no kernel BTF, no bpffs"
+	assert_line "    7  events as a subscriber: the owner of the ring stopped"
 	local cmd
 	for cmd in load unload status events run; do
 		run --separate-stderr -0 "$LT" "$cmd" -h
