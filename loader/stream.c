@@ -497,27 +497,36 @@ static uint64_t time_left(const struct stream *s, uint64_t start)
  * Read one suite's ring until a stop (LT_OK), an error, or the suite going
  * away (LT_GONE, nothing printed yet). *n: the last poll's result.
  */
+/*
+ * One turn of an owner's or a subscriber's loop: the poll timeout, 0 when --duration is over,
+ * and the signals' work (SIGHUP reopens -o, SIGUSR1 prints the counts).
+ */
+static int loop_turn(struct stream *s, uint64_t start)
+{
+	uint64_t left = time_left(s, start);
+
+	if (hup) {
+		hup = 0;
+		lt_out_reopen(&s->out);
+		settle(s);
+	}
+	if (usr1) {
+		usr1 = 0;
+		print_stats(s);
+	}
+	return left < POLL_MS ? (int)left : POLL_MS;
+}
+
 static int pump(struct stream *s, struct source *src, uint64_t start, int *n)
 {
 	uint64_t last_check = lt_now_ms(), last_claim = last_check, last_refresh = last_check;
 
 	while (!lt_stop) {
-		uint64_t t, left = time_left(s, start);
-		int timeout = POLL_MS;
+		uint64_t t;
+		int timeout = loop_turn(s, start);
 
-		if (!left)
+		if (!timeout)
 			break;
-		if (left < (uint64_t)timeout)
-			timeout = left;
-		if (hup) {
-			hup = 0;
-			lt_out_reopen(&s->out);
-			settle(s);
-		}
-		if (usr1) {
-			usr1 = 0;
-			print_stats(s);
-		}
 		if (s->out.blocked) {
 			/* the ring keeps its position until the output takes more */
 			if (s->srv)
@@ -807,20 +816,11 @@ static int subscribed(struct stream *s, struct lt_sub_client *c)
 		return err;
 	}
 	while (!err && !lt_stop) {
-		uint64_t t, left = time_left(s, start);
-		int timeout = left < POLL_MS ? (int)left : POLL_MS;
+		uint64_t t;
+		int timeout = loop_turn(s, start);
 
-		if (!left)
+		if (!timeout)
 			break;
-		if (hup) {
-			hup = 0;
-			lt_out_reopen(&s->out);
-			settle(s);
-		}
-		if (usr1) {
-			usr1 = 0;
-			print_stats(s);
-		}
 		n = 0;
 		if (s->out.blocked)
 			usleep(timeout * 1000); /* the owner's queue holds, then loses */
