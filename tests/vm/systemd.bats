@@ -55,6 +55,18 @@ marked() {
 	cat "$LT_EVENTS_FILE" "$LT_EVENTS_FILE".[0-9]* 2>/dev/null | grep -c "\"type\":\"exec\".*$1[-]$2"
 }
 
+# count_until COUNTER MARK N TRIES: COUNTER MARK (marked, marks_seen), polled every 0.2 s
+# until it reaches N or TRIES polls are done
+count_until() {
+	local n _
+	for _ in $(seq "$4"); do
+		n=$("$1" "$2")
+		[ "$n" -lt "$3" ] || break
+		sleep 0.2
+	done
+	echo "$n"
+}
+
 @test "lowtrace-events.service fills its file and rotates it, losing nothing" {
 	run systemctl is-active lowtrace-events.service
 	[ "$output" = active ]
@@ -74,11 +86,7 @@ marked() {
 	[ "$i" -lt 150 ]
 	# every marked exec in one of the files: nothing lost at the rotation
 	local n
-	for _ in $(seq 20); do
-		n=$(marked "$mark")
-		[ "$n" -lt "$i" ] || break
-		sleep 0.2
-	done
+	n=$(count_until marked "$mark" "$i" 20)
 	echo "# $n of $i marked exec records in the files" >&3
 	[ "$n" = "$i" ]
 	# identity under a real systemd: this test runs in lowtrace-vmtest.service
@@ -212,11 +220,7 @@ marks_seen() {
 	done
 	# every marked exec in the files, once at least
 	local seen
-	for _ in $(seq 50); do
-		seen=$(marks_seen "$mark")
-		[ "$seen" -lt "$n" ] || break
-		sleep 0.2
-	done
+	seen=$(count_until marks_seen "$mark" "$n" 50)
 	echo "# $seen of $n marked execs (before, during and after the upgrade) in the events files" >&3
 	[ "$seen" = "$n" ]
 	[ "$(marked "$mark")" -ge "$n" ]
