@@ -25,25 +25,6 @@ small_disk() {
 	head -c $((($1 - $2) * 1024)) /dev/zero >"$SMALL/filler"
 }
 
-# gated_forker N: a bash that waits on a fifo, then forks N subshells (fork
-# without exec: cheap, also under qemu's TCG) and exits.
-# Until released it does nothing at all (read is a builtin): with --pid it is
-# the only source of records, so counters are exact. Sets GATE and FORKER.
-gated_forker() {
-	GATE="$BATS_TEST_TMPDIR/gate"
-	mkfifo "$GATE"
-	bash -c 'read -r _ <"$1"; for ((i = 0; i < $2; i++)); do (:); done; exit 0' \
-		bash "$GATE" "$1" 3>&- &
-	FORKER=$!
-	bg_track "$FORKER"
-}
-
-release_forker() {
-	echo go >"$GATE"
-	wait_rc "$FORKER" 60
-	assert_equal "$RC" 0
-}
-
 @test "a second events while one that serves no subscribers runs: exit 1 with one clear line; after the first, a new one works" {
 	run -0 "$LT" load
 	# (one that serves subscribers takes the second one on: subscribers.bats)

@@ -238,6 +238,24 @@ folded_sum() {
 
 # bg_track PID / bg_forget PID: background children teardown must stop
 bg_track() { LT_BG+=("$1"); }
+
+# gated_forker N: a bash that waits on its fifo, then forks N subshells and exits. Until
+# released it does nothing at all (read is a builtin): with --pid it is the only source of
+# records, so counters are exact. Sets GATE and FORKER; release_forker [GATE PID] runs it.
+gated_forker() {
+	GATE="$BATS_TEST_TMPDIR/gate.$RANDOM$RANDOM"
+	mkfifo "$GATE"
+	bash -c 'read -r _ <"$1"; for ((i = 0; i < $2; i++)); do (:); done; exit 0' \
+		bash "$GATE" "$1" 3>&- &
+	FORKER=$!
+	bg_track "$FORKER"
+}
+
+release_forker() {
+	echo go >"${1:-$GATE}"
+	wait_rc "${2:-$FORKER}" 60
+	assert_equal "$RC" 0
+}
 bg_forget() {
 	local p keep=()
 	for p in "${LT_BG[@]}"; do

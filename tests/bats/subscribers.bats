@@ -72,24 +72,6 @@ sub_bg() {
 	wait_subs "$n"
 }
 
-# gated_forker N: a bash that waits on its fifo, then forks N subshells and exits
-# (consumer.bats); sets GATE and FORKER
-gated_forker() {
-	GATE="$BATS_TEST_TMPDIR/gate.$RANDOM$RANDOM"
-	mkfifo "$GATE"
-	bash -c 'read -r _ <"$1"; for ((i = 0; i < $2; i++)); do (:); done; exit 0' \
-		bash "$GATE" "$1" 3>&- &
-	FORKER=$!
-	bg_track "$FORKER"
-}
-
-# release GATE PID: let a gated forker run, and wait for its end
-release() {
-	echo go >"$1"
-	wait_rc "$2" 60
-	assert_equal "$RC" 0
-}
-
 # hello TYPES PID: a subscriber's hello frame (sub.h), on stdout as bytes
 PYHELLO='
 import struct
@@ -108,8 +90,8 @@ def hello(types=0, pid=0):
 	gated_forker 40
 	y=$FORKER gy=$GATE
 	sub_bg "$BATS_TEST_TMPDIR/sub" 1 --pid "$x"
-	release "$gy" "$y"
-	release "$gx" "$x"
+	release_forker "$gy" "$y"
+	release_forker "$gx" "$x"
 	wait_record "$BATS_TEST_TMPDIR/sub" ".type == \"exit\" and .pid == $x"
 	run -0 count_records "$BATS_TEST_TMPDIR/sub" ".type == \"fork\" and .pid == $x"
 	assert_output 40
@@ -251,7 +233,7 @@ EOF
 	# records flow: the lazy one's queue fills (it loses), the first one gets each fork
 	gated_forker 3000
 	x=$FORKER gx=$GATE
-	release "$gx" "$x"
+	release_forker "$gx" "$x"
 	wait_record "$BATS_TEST_TMPDIR/sub" ".pid == $x" 30
 	for ((i = 0; i < 300; i++)); do
 		[ "$(count_records "$BATS_TEST_TMPDIR/sub" ".type == \"fork\" and .pid == $x")" = 3000 ] && break
@@ -270,7 +252,7 @@ EOF
 	local late=$!
 	bg_track "$late"
 	wait_subs 3
-	release "$GATE" "$FORKER"
+	release_forker "$GATE" "$FORKER"
 	wait_rc "$late" 10
 	assert_equal "$RC" 0
 }
@@ -322,7 +304,7 @@ EOF
 	if proc_gone "$SUB"; then fail "the subscriber ended with --follow"; fi
 	owner_start
 	wait_subs 1
-	release "$gx" "$x"
+	release_forker "$gx" "$x"
 	wait_record "$BATS_TEST_TMPDIR/sub" ".type == \"exit\" and .pid == $x"
 	run -0 count_records "$BATS_TEST_TMPDIR/sub" ".type == \"fork\" and .pid == $x"
 	assert_output 20
@@ -356,7 +338,7 @@ EOF
 	local m=$!
 	bg_track "$m"
 	wait_subs 1
-	release "$GATE" "$FORKER"
+	release_forker "$GATE" "$FORKER"
 	wait_rc "$m" 10
 	assert_equal "$RC" 0
 	run -0 count_records "$BATS_TEST_TMPDIR/member" ".type == \"fork\" and .pid == $FORKER"
