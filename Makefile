@@ -2,7 +2,30 @@
 # `make help` lists the targets.
 
 PREFIX ?= /usr/local
+# the target architecture: this machine's unless ARCH is given (x86 or arm64; amd64, x86_64,
+# aarch64 alike); ARCH=arm64 on x86 cross-builds with Debian's cross gcc and a sysroot of
+# Debian's arm64 libbpf/libelf/zlib (dist/cross/sysroot). ARCH=... builds into build/ARCH/.
+norm_arch = $(patsubst x86_64,x86,$(patsubst amd64,x86,$(patsubst aarch64,arm64,$(1))))
+HOST_ARCH := $(call norm_arch,$(shell uname -m))
+ifeq ($(origin ARCH),command line)
+TARGET_ARCH := $(call norm_arch,$(ARCH))
+BUILD := build/$(TARGET_ARCH)
+else
+TARGET_ARCH := $(HOST_ARCH)
 BUILD := build
+endif
+ifeq ($(filter x86 arm64,$(TARGET_ARCH)),)
+$(error ARCH=$(ARCH): lowtrace builds for x86 (amd64) and arm64)
+endif
+DEB_ARCH_x86 := amd64
+DEB_ARCH_arm64 := arm64
+TRIPLET_x86 := x86_64-linux-gnu
+TRIPLET_arm64 := aarch64-linux-gnu
+DEB_ARCH := $(DEB_ARCH_$(TARGET_ARCH))
+TRIPLET := $(TRIPLET_$(TARGET_ARCH))
+# the kernel's types per architecture: x86's at the top, others in arch/ARCH/ (make vmlinux)
+VMLINUX_DIR_x86 := .
+VMLINUX_DIR_arm64 := arch/arm64
 # `lowtrace --version` and the package's: dist/version (git describe), or given
 ifndef VERSION
 VERSION := $(shell dist/version)
@@ -11,11 +34,32 @@ endif
 CLANG = $(shell for c in clang-19 clang-18 clang-17 clang-16 clang-15 clang; do \
 	command -v $$c >/dev/null 2>&1 && { echo $$c; break; }; done)
 BPFTOOL = $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+ifeq ($(TARGET_ARCH),$(HOST_ARCH))
+CROSS :=
 CC ?= gcc
 PKG_CONFIG ?= pkg-config
+LIBBPF_CFLAGS = $(shell $(PKG_CONFIG) --cflags libbpf)
+LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
+SYSROOT_LDFLAGS :=
+SYSROOT_STAMP :=
+else
+# cross: the target's gcc, its libraries from the sysroot (headers, and -rpath-link for the
+# libraries they need in turn); the target's own libc comes with the cross gcc
+CROSS := $(TRIPLET)-
+CC := $(CROSS)gcc
+SYSROOT := $(BUILD)/sysroot
+SYSROOT_STAMP := $(SYSROOT)/.packages
+LIBBPF_CFLAGS = -I$(SYSROOT)/usr/include
+SYSROOT_LDFLAGS = -L$(SYSROOT)/usr/lib/$(TRIPLET) -Wl,-rpath-link,$(SYSROOT)/usr/lib/$(TRIPLET)
+LIBBPF_LIBS = $(SYSROOT_LDFLAGS) -lbpf
+endif
 
 # Debian packages: build, then tests
 DEPS_BUILD := llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config make gcc
+# a cross build adds the target's gcc and libc (the libraries come from dist/cross/sysroot)
+ifneq ($(CROSS),)
+DEPS_BUILD += gcc-$(TRIPLET) libc6-dev-$(DEB_ARCH)-cross
+endif
 DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps iproute2 prometheus \
 	protobuf-compiler curl podman runc containerd
 # the kernel matrix in qemu (make vmtest); rsyslog: the fleet test's log shipper, in its guests
@@ -30,15 +74,17 @@ DEPS_PKG := dpkg-dev lintian
 DEPS_IMAGE := jq
 DEPS_STAMP := $(BUILD)/.deps-stamp
 
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -I. -Iheaders -Iprogs -I$(BUILD) \
-	-MMD -MP
+# -fms-extensions: kernels since 6.19 embed structs by tag alone (`struct ns_tree;`), and the
+# vmlinux.h dumped from their BTF says so
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(TARGET_ARCH) -fms-extensions -Wno-microsoft-anon-tag \
+	-Wall -Werror \
+	-I$(VMLINUX_DIR_$(TARGET_ARCH)) -Iheaders -Iprogs -I$(BUILD) -MMD -MP
 CFLAGS ?= -O2 -g
 # Debian's hardening for a root agent (lintian checks the package for both)
 USER_CFLAGS = $(CFLAGS) $(USER_WFLAGS) -D_FORTIFY_SOURCE=2
 USER_LDFLAGS := -Wl,-z,relro,-z,now
 USER_WFLAGS = -std=gnu11 -Wall -Wextra -Werror -fno-strict-aliasing \
-	-Iheaders -Iloader -I$(BUILD) $(shell $(PKG_CONFIG) --cflags libbpf) -MMD -MP
-LIBBPF_LIBS = $(shell $(PKG_CONFIG) --libs libbpf)
+	-Iheaders -Iloader -I$(BUILD) $(LIBBPF_CFLAGS) -MMD -MP
 
 BPF_SRCS := $(wildcard progs/*.bpf.c)
 # in any order: the shared maps and settings are weak definitions in every object
@@ -50,7 +96,7 @@ CORE_SRCS := loader/encode.c loader/decode.c loader/records.c loader/probes.c lo
 	loader/ident.c loader/cfi.c loader/unwind.c loader/rootfile.c loader/runtime.c \
 	loader/http.c loader/table.c loader/subproto.c
 # symbols from ELF files (libelf), gzip for pprof (zlib)
-CORE_LIBS := -lelf -lz -lm
+CORE_LIBS = $(SYSROOT_LDFLAGS) -lelf -lz -lm
 CORE_OBJS := $(patsubst loader/%.c,$(BUILD)/loader/%.o,$(CORE_SRCS))
 # the kernel layer: libbpf
 KERNEL_SRCS := $(wildcard loader/kernel_*.c)
@@ -92,6 +138,8 @@ all: $(BUILD)/lowtrace
 
 help:
 	@echo "make            build build/lowtrace (and build/lowtrace.bpf.o)"
+	@echo "make ARCH=arm64 the same for arm64 into build/arm64/ (on x86: Debian's cross gcc; make deps"
+	@echo "                ARCH=arm64 installs it, the arm64 libraries are fetched into a sysroot)"
 	@echo "make deps       install missing Debian packages (apt-get)"
 	@echo "make load       deps + build + lowtrace load"
 	@echo "make unload     lowtrace unload"
@@ -111,7 +159,8 @@ help:
 	@echo "make image      build/lowtrace-image.tar: an OCI image archive of the .deb (podman load,"
 	@echo "                docker load), made offline from this host's libraries"
 	@echo "make man        regenerate docs/lowtrace.8 from the -h texts"
-	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux"
+	@echo "make vmlinux    regenerate vmlinux.h from /sys/kernel/btf/vmlinux; with ARCH=arm64 on x86:"
+	@echo "                arch/arm64/vmlinux.h from Debian's arm64 kernel VMLINUX_KERNEL=$(VMLINUX_KERNEL)"
 	@echo "make clean      remove build/"
 
 # ---- dependencies: stamps, so a second run costs nothing ----
@@ -159,7 +208,7 @@ endef
 
 # ---- BPF: each program separately, then linked into ONE object ----
 # syscall numbers from the kernel's own unistd header (linux-libc-dev), not typed by hand
-$(BUILD)/lt_syscall_nr.h: Makefile
+$(BUILD)/lt_syscall_nr.h: Makefile $(SYSROOT_STAMP)
 	@mkdir -p $(@D)
 	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/#define LT_NR_\1 \2/p' | sort >$@.tmp
@@ -187,6 +236,13 @@ $(BUILD)/lowtrace.bpf.o: $(BPF_OBJS)
 
 $(BUILD)/lowtrace.skel.h: $(BUILD)/lowtrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name lowtrace > $@
+
+# a cross build's libraries (dist/cross/sysroot); its stamp lists the packages unpacked
+ifneq ($(CROSS),)
+$(SYSROOT_STAMP): dist/cross/sysroot | $(DEPS_BUILD_STAMP)
+	dist/cross/sysroot $(DEB_ARCH) $(SYSROOT)
+	@test -s $@ && touch $@
+endif
 
 # ---- userspace ----
 $(KERNEL_OBJS): $(BUILD)/lowtrace.skel.h
@@ -362,8 +418,20 @@ man: $(BUILD)/lowtrace
 	docs/mkman $< >docs/lowtrace.8.tmp
 	mv docs/lowtrace.8.tmp docs/lowtrace.8
 
+# the running kernel's BTF for this machine's architecture; another's from a Debian kernel of
+# VMLINUX_KERNEL (fetched as the kernel matrix's are), its BTF cut out of the Image
+VMLINUX_KERNEL ?= 7.2
+VMLINUX_H := $(VMLINUX_DIR_$(TARGET_ARCH))/vmlinux.h
 vmlinux:
-	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+ifeq ($(TARGET_ARCH),$(HOST_ARCH))
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $(VMLINUX_H).tmp
+else
+	@mkdir -p $(BUILD)
+	kdir=$$(VMTEST_ARCH=$(DEB_ARCH) tests/vm/fetch-kernel $(VMLINUX_KERNEL)) && \
+		dist/cross/image-btf $$kdir/vmlinuz $(BUILD)/vmlinux.btf
+	$(BPFTOOL) btf dump file $(BUILD)/vmlinux.btf format c > $(VMLINUX_H).tmp
+endif
+	mv $(VMLINUX_H).tmp $(VMLINUX_H)
 
 format:
 	clang-format -i loader/*.c loader/*.h headers/*.h progs/*.c progs/*.h tests/unit/*.c
