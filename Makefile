@@ -22,6 +22,14 @@ DEB_ARCH_arm64 := arm64
 TRIPLET_x86 := x86_64-linux-gnu
 TRIPLET_arm64 := aarch64-linux-gnu
 DEB_ARCH := $(DEB_ARCH_$(TARGET_ARCH))
+# what runs the build's programs on this machine cannot take another architecture's (the kernel
+# matrix, make vmtest ARCH=arm64, runs them in qemu)
+NATIVE_ONLY := test test-asan fuzz load unload bench image man svctest fleettest
+ifneq ($(TARGET_ARCH),$(HOST_ARCH))
+ifneq ($(filter $(NATIVE_ONLY),$(MAKECMDGOALS)),)
+$(error make $(filter $(NATIVE_ONLY),$(MAKECMDGOALS)) runs the build here: not with ARCH=$(ARCH) on $(HOST_ARCH))
+endif
+endif
 TRIPLET := $(TRIPLET_$(TARGET_ARCH))
 # the kernel's types per architecture: x86's at the top, others in arch/ARCH/ (make vmlinux)
 VMLINUX_DIR_x86 := .
@@ -50,7 +58,8 @@ CC := $(CROSS)gcc
 SYSROOT := $(BUILD)/sysroot
 SYSROOT_STAMP := $(SYSROOT)/.packages
 LIBBPF_CFLAGS = -I$(SYSROOT)/usr/include
-SYSROOT_LDFLAGS = -L$(SYSROOT)/usr/lib/$(TRIPLET) -Wl,-rpath-link,$(SYSROOT)/usr/lib/$(TRIPLET)
+SYSROOT_LDFLAGS = -L$(SYSROOT)/usr/lib/$(TRIPLET) -Wl,-rpath-link,$(SYSROOT)/usr/lib/$(TRIPLET) \
+	-Wl,-rpath-link,$(SYSROOT)/lib/$(TRIPLET)
 LIBBPF_LIBS = $(SYSROOT_LDFLAGS) -lbpf
 endif
 
@@ -397,8 +406,9 @@ $(DEPS_PKG_STAMP): Makefile
 deb: $(DEPS_PKG_STAMP) $(BUILD)/lowtrace
 	@rm -rf $(BUILD)/deb-stage
 	@$(MAKE) -s --no-print-directory install DESTDIR=$(abspath $(BUILD))/deb-stage PREFIX=/usr SYSUSERS=
-	@dist/deb/mkdeb $(BUILD)/deb-stage '$(VERSION)' $(BUILD)
-	@lintian --fail-on error,warning $(BUILD)/lowtrace_$(VERSION)_$$(dpkg --print-architecture).deb \
+	@DEB_ARCH=$(DEB_ARCH) STRIP=$(CROSS)strip SYSROOT=$(if $(SYSROOT),$(abspath $(SYSROOT))) \
+		dist/deb/mkdeb $(BUILD)/deb-stage '$(VERSION)' $(BUILD)
+	@lintian --fail-on error,warning $(BUILD)/lowtrace_$(VERSION)_$(DEB_ARCH).deb \
 		>$(BUILD)/lintian.log 2>&1; rc=$$?; grep -v '^running with root privileges' $(BUILD)/lintian.log; \
 		[ $$rc = 0 ] || echo "make deb: lintian found errors or warnings"; exit $$rc
 
@@ -410,7 +420,7 @@ $(DEPS_IMAGE_STAMP): Makefile
 	@touch $@
 image: $(DEPS_IMAGE_STAMP)
 	@$(MAKE) --no-print-directory deb
-	@dist/image/mkimage $(BUILD)/lowtrace_$(VERSION)_$$(dpkg --print-architecture).deb \
+	@dist/image/mkimage $(BUILD)/lowtrace_$(VERSION)_$(DEB_ARCH).deb \
 		$(BUILD)/lowtrace-image.tar
 
 # the man page from the -h texts (committed; tests/bats/service.bats fails when they differ)
