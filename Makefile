@@ -24,7 +24,7 @@ TRIPLET_arm64 := aarch64-linux-gnu
 DEB_ARCH := $(DEB_ARCH_$(TARGET_ARCH))
 # what runs the build's programs on this machine cannot take another architecture's (the kernel
 # matrix, make vmtest ARCH=arm64, runs them in qemu)
-NATIVE_ONLY := test test-asan fuzz load unload bench image man svctest fleettest
+NATIVE_ONLY := test test-asan fuzz load unload image man svctest fleettest
 ifneq ($(TARGET_ARCH),$(HOST_ARCH))
 ifneq ($(filter $(NATIVE_ONLY),$(MAKECMDGOALS)),)
 $(error make $(filter $(NATIVE_ONLY),$(MAKECMDGOALS)) runs the build here: not with ARCH=$(ARCH) on $(HOST_ARCH))
