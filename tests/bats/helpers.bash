@@ -31,6 +31,12 @@ kernel_at_least() {
 	((maj > $1 || (maj == $1 && min >= $2)))
 }
 
+# light VAR VALUE: VAR=VALUE in a guest that runs light storms (LT_STORMS=light: tests/vm/vmtest
+# gives the kernels between the matrix's ends smaller storms; the same paths, fewer objects)
+light() {
+	[ "${LT_STORMS:-}" != light ] || printf -v "$1" '%s' "$2"
+}
+
 # tp_preemptible: the running kernel's tracepoints are preemptible, so a task
 # preempted inside a tp_btf program holds it on that CPU. Debian's 7.x kernels
 # (PREEMPT_LAZY, tracepoints under SRCU); 6.18 and older disable preemption.
