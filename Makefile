@@ -216,12 +216,22 @@ define install_pkgs
 endef
 
 # ---- BPF: each program separately, then linked into ONE object ----
-# syscall numbers from the kernel's own unistd header (linux-libc-dev), not typed by hand
+# syscall numbers from the target's own unistd header (linux-libc-dev; its cross package for
+# another ARCH: $(CC) is the target's), not typed by hand. asm-generic's (arm64) defines some
+# names by another (__NR_fcntl __NR3264_fcntl): every name goes through the preprocessor again
+# as LT_NR_name __NR_name, so aliases resolve; __NR_syscalls and __NR_arch_specific_syscall
+# name no syscall. A name left without a number fails the build.
 $(BUILD)/lt_syscall_nr.h: Makefile $(SYSROOT_STAMP)
 	@mkdir -p $(@D)
 	echo '#include <asm/unistd.h>' | $(CC) -dM -E - | \
-		sed -n 's/^#define __NR_\([a-z0-9_]*\) \([0-9]*\)$$/#define LT_NR_\1 \2/p' | sort >$@.tmp
-	test -s $@.tmp
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/\1/p' | \
+		grep -vx 'syscalls\|arch_specific_syscall' | sort -u >$@.names
+	test -s $@.names
+	{ echo '#include <asm/unistd.h>'; sed 's/.*/LT_NR_& __NR_&/' $@.names; } | $(CC) -E -P - | \
+		sed -n 's/^LT_NR_\([a-z0-9_]*\) \([0-9]*\)$$/#define LT_NR_\1 \2/p' | sort >$@.tmp
+	test $$(wc -l <$@.tmp) = $$(wc -l <$@.names) || \
+		{ echo "$@: a syscall without a number"; rm -f $@.tmp $@.names; exit 1; }
+	rm -f $@.names
 	# numbers below this may have a name
 	awk '$$3 >= n { n = $$3 + 1 } END { print "#define LT_NSYSCALLS " n }' $@.tmp >>$@.tmp
 	# the syscalls probe's slot for every number outside the table ("other")

@@ -127,21 +127,56 @@ static void put_signame(struct lt_buf *b, int64_t sig, bool json)
 		lt_put_c(b, '"');
 }
 
-/* open flags with the kernel's (x86-64, asm-generic) values: libc's may differ
- * (O_LARGEFILE is 0) */
+/*
+ * open flags with the kernel's values for the build's architecture: asm-generic's, which
+ * x86-64 keeps, except four that arm64's uapi asm/fcntl.h moves. libc's may differ
+ * (O_LARGEFILE is 0). The names keep one order on both.
+ */
+#if defined(__aarch64__)
+#define LT_O_DIRECT 0200000
+#define LT_O_LARGEFILE 0400000
+#define LT_O_DIRECTORY 040000
+#define LT_O_NOFOLLOW 0100000
+#elif defined(__x86_64__)
+#define LT_O_DIRECT 040000
+#define LT_O_LARGEFILE 0100000
+#define LT_O_DIRECTORY 0200000
+#define LT_O_NOFOLLOW 0400000
+#else
+#error "open flags: lowtrace builds for x86-64 or arm64"
+#endif
 static const struct {
 	uint32_t bit;
 	const char *name;
 } open_flags[] = {
-	{ 0100, "O_CREAT" },	    { 0200, "O_EXCL" },		  { 0400, "O_NOCTTY" },
-	{ 01000, "O_TRUNC" },	    { 02000, "O_APPEND" },	  { 04000, "O_NONBLOCK" },
-	{ 010000, "O_DSYNC" },	    { 020000, "O_ASYNC" },	  { 040000, "O_DIRECT" },
-	{ 0100000, "O_LARGEFILE" }, { 0200000, "O_DIRECTORY" },	  { 0400000, "O_NOFOLLOW" },
-	{ 01000000, "O_NOATIME" },  { 02000000, "O_CLOEXEC" },	  { 04000000, "__O_SYNC" },
-	{ 010000000, "O_PATH" },    { 020000000, "__O_TMPFILE" },
+	{ 0100, "O_CREAT" },
+	{ 0200, "O_EXCL" },
+	{ 0400, "O_NOCTTY" },
+	{ 01000, "O_TRUNC" },
+	{ 02000, "O_APPEND" },
+	{ 04000, "O_NONBLOCK" },
+	{ 010000, "O_DSYNC" },
+	{ 020000, "O_ASYNC" },
+	{ LT_O_DIRECT, "O_DIRECT" },
+	{ LT_O_LARGEFILE, "O_LARGEFILE" },
+	{ LT_O_DIRECTORY, "O_DIRECTORY" },
+	{ LT_O_NOFOLLOW, "O_NOFOLLOW" },
+	{ 01000000, "O_NOATIME" },
+	{ 02000000, "O_CLOEXEC" },
+	{ 04000000, "__O_SYNC" },
+	{ 010000000, "O_PATH" },
+	{ 020000000, "__O_TMPFILE" },
 };
 
 static const char *const open_calls[] = { "open", "openat", "openat2" };
+
+/* open(2)'s programs (its classic tracepoints), only where the target has the syscall (arm64
+ * has openat and openat2 alone): "name", in the table */
+#ifdef LT_NR_open
+#define OPEN2_PROG(name) name,
+#else
+#define OPEN2_PROG(name)
+#endif
 
 /* names of the flags, access mode first; bits without a name as one octal number */
 static void put_open_flags(struct lt_buf *b, int64_t v, bool json)
@@ -408,8 +443,8 @@ const struct lt_probe lt_probes[] = {
 		  },
 	  .about = "retransmitted TCP segments: ends and state (tp_btf)" },
 	{ .name = "open",
-	  .progs = { "lt_open_e", "lt_open_x", "lt_open_eo", "lt_open_eat", "lt_open_eat2",
-		     "lt_open_xo", "lt_open_xat", "lt_open_xat2" },
+	  .progs = { "lt_open_e", "lt_open_x", OPEN2_PROG("lt_open_eo") "lt_open_eat",
+		     "lt_open_eat2", OPEN2_PROG("lt_open_xo") "lt_open_xat", "lt_open_xat2" },
 	  .own = { "lt_open_args", "lt_open_buf" },
 	  .id = LT_PROBE_OPEN,
 	  .type = LT_TYPE_OPEN,

@@ -12,6 +12,7 @@
  *   lt_state.bpf.h     per-object state (task storage or hash), latency starts
  *   lt_takeover.bpf.h  the *_nest and *_tp programs' marks and claims
  *   lt_core.bpf.h      CO-RE shims; lt_stack.bpf.h, lt_prof.bpf.h: the profiles
+ *   lt_arch.bpf.h      the syscall tracepoints' registers per architecture
  */
 #ifndef LT_COMMON_BPF_H
 #define LT_COMMON_BPF_H

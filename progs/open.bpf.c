@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * open: one record per open, openat and openat2, written at the syscall's
- * return with the fd or -errno.
+ * return with the fd or -errno. open(2) exists only where the target's
+ * unistd has it (LT_NR_open: x86-64; arm64 has openat and openat2 only).
  *
  * Two hooks, one chosen by the loader. Where a perf-event link can be pinned
  * (5.15+), the classic syscalls:sys_{enter,exit}_open{,at,at2} tracepoints
@@ -14,6 +15,7 @@
  * is read at exit, when the kernel has just copied it in, so it is resident.
  */
 #include "lt_common.bpf.h"
+#include "lt_arch.bpf.h"
 #include "lt_filter.bpf.h"
 #include "lt_rate.bpf.h"
 #include "lt_record.bpf.h"
@@ -61,25 +63,36 @@ static __always_inline void openat2_enter(__s32 dfd, const char *path, const voi
 	open_enter(LT_OPEN_OPENAT2, dfd, path, how.flags, how.mode);
 }
 
-/* x86-64 syscall arguments: di, si, dx, r10 */
+/* syscall `id` is none of the opens */
+#ifdef LT_NR_open
+#define NOT_OPEN(id) ((id) != LT_NR_open && (id) != LT_NR_openat && (id) != LT_NR_openat2)
+#else
+#define NOT_OPEN(id) ((id) != LT_NR_openat && (id) != LT_NR_openat2)
+#endif
+
+/* the syscall's arguments: the architecture's registers (lt_arch.bpf.h) */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(lt_open_e, struct pt_regs *regs, long id)
 {
-	unsigned long di, si, dx, r10;
+	unsigned long a0, a1, a2, a3;
 
-	if (id != LT_NR_open && id != LT_NR_openat && id != LT_NR_openat2)
+	if (NOT_OPEN(id))
 		return 0;
 	/* every read of regs first: the verifier rejects one load insn shared by regs and stack */
-	di = regs->di;
-	si = regs->si;
-	dx = regs->dx;
-	r10 = regs->r10;
+	a0 = LT_SYS_ARG0(regs);
+	a1 = LT_SYS_ARG1(regs);
+	a2 = LT_SYS_ARG2(regs);
+	a3 = LT_SYS_ARG3(regs);
+#ifdef LT_NR_open
 	if (id == LT_NR_open)
-		open_enter(LT_OPEN_OPEN, -100 /* AT_FDCWD */, (const char *)di, si, dx);
+		open_enter(LT_OPEN_OPEN, -100 /* AT_FDCWD */, (const char *)a0, a1, a2);
 	else if (id == LT_NR_openat)
-		open_enter(LT_OPEN_OPENAT, di, (const char *)si, dx, r10);
+#else
+	if (id == LT_NR_openat)
+#endif
+		open_enter(LT_OPEN_OPENAT, a0, (const char *)a1, a2, a3);
 	else
-		openat2_enter(di, (const char *)si, (const void *)dx);
+		openat2_enter(a0, (const char *)a1, (const void *)a2);
 	return 0;
 }
 
@@ -165,14 +178,16 @@ static __always_inline void open_exit(long ret)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(lt_open_x, struct pt_regs *regs, long ret)
 {
-	long id = regs->orig_ax;
+	long id = LT_SYS_NR(regs);
 
-	if (id == LT_NR_open || id == LT_NR_openat || id == LT_NR_openat2)
-		open_exit(ret);
+	if (NOT_OPEN(id))
+		return 0;
+	open_exit(ret);
 	return 0;
 }
 
 /* The classic tracepoints: the event holds the syscall's arguments, 8 bytes each. */
+#ifdef LT_NR_open
 SEC("tracepoint/syscalls/sys_enter_open")
 int lt_open_eo(struct syscall_trace_enter *e)
 {
@@ -180,6 +195,7 @@ int lt_open_eo(struct syscall_trace_enter *e)
 		   e->args[2]);
 	return 0;
 }
+#endif
 
 SEC("tracepoint/syscalls/sys_enter_openat")
 int lt_open_eat(struct syscall_trace_enter *e)
@@ -195,12 +211,14 @@ int lt_open_eat2(struct syscall_trace_enter *e)
 	return 0;
 }
 
+#ifdef LT_NR_open
 SEC("tracepoint/syscalls/sys_exit_open")
 int lt_open_xo(struct syscall_trace_exit *e)
 {
 	open_exit(e->ret);
 	return 0;
 }
+#endif
 
 SEC("tracepoint/syscalls/sys_exit_openat")
 int lt_open_xat(struct syscall_trace_exit *e)

@@ -11,6 +11,7 @@
  * Numbers outside the build's table count as LT_SYS_OTHER ("other").
  */
 #include "lt_common.bpf.h"
+#include "lt_arch.bpf.h"
 #include "lt_filter.bpf.h"
 #include "lt_hist.bpf.h"
 #include "lt_state.bpf.h"
@@ -110,8 +111,8 @@ int BPF_PROG(lt_sys_c, struct pt_regs *regs, long ret)
 
 	if (lt_skip_current())
 		return 0;
-	/* a BTF pointer: a direct load, no probe-read helper */
-	h = sys_hist(sys_slot(regs->orig_ax));
+	/* a BTF pointer: a direct load, no probe-read helper (lt_arch.bpf.h) */
+	h = sys_hist(sys_slot(LT_SYS_NR(regs)));
 	if (!h)
 		return 0;
 	h->count++;

@@ -46,6 +46,33 @@ tp_preemptible() { kernel_at_least 7 0; }
 # the *_tp programs can stay attached, and open takes the classic tracepoints
 perf_links() { kernel_at_least 5 15; }
 
+# The build's syscall numbers (lt_syscall_nr.h, made from the target's <asm/unistd.h>): beside
+# $LT, else this machine's build in the repo (build/arm64 cross-built; build/ native). Numbers
+# differ between architectures (arm64's are asm-generic's, without open, stat, fork, ...).
+LT_SYSNR_H=
+case $HOSTTYPE in aarch64) LT_HOST_ARCH=arm64 ;; *) LT_HOST_ARCH=x86 ;; esac
+for f in "${LT%/*}/lt_syscall_nr.h" "$BATS_TEST_DIRNAME/../../build/$LT_HOST_ARCH/lt_syscall_nr.h" \
+	"$BATS_TEST_DIRNAME/../../build/lt_syscall_nr.h"; do
+	[ -f "$f" ] && LT_SYSNR_H=$f && break
+done
+unset f
+
+# sys_nr NAME: the number of syscall NAME on this machine; fails when it has none (has_syscall)
+sys_nr() {
+	local d name nr
+	[ -n "$LT_SYSNR_H" ] || {
+		echo "sys_nr: no lt_syscall_nr.h beside $LT or in build/: run make" >&2
+		return 2
+	}
+	while read -r d name nr; do
+		[ "$d $name" = "#define LT_NR_$1" ] && echo "$nr" && return 0
+	done <"$LT_SYSNR_H"
+	return 1
+}
+
+# has_syscall NAME: this machine has syscall NAME (arm64 has no open, stat, fork, ...)
+has_syscall() { sys_nr "$1" >/dev/null; }
+
 # sk_local: the default load keeps sockets in socket storage (5.11+, and no
 # lt_tcp_tp: a classic tracepoint's program cannot reach it)
 sk_local() {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bats
 # open: one record per open, openat and openat2 (the classic syscalls:sys_*_open*
-# tracepoints where perf links exist, 5.15+; tp_btf sys_enter/sys_exit before).
+# tracepoints where perf links exist, 5.15+; tp_btf sys_enter/sys_exit before, or with
+# LOWTRACE_OPEN_HOOK=tp_btf, the loader's switch for tests). open(2) only where the machine
+# has it (x86-64; arm64 has openat and openat2 alone): the numbers are the build's (sys_nr).
 
 load helpers
 
@@ -10,12 +12,15 @@ setup() {
 	DIR="$BATS_TEST_TMPDIR/d-$MARK"
 	mkdir -p "$DIR"
 	OPENER="$BATS_TEST_TMPDIR/opener.py"
+	# this machine's numbers of openat2 and open(2) ("-": none)
+	NR_OPENAT2=$(sys_nr openat2)
+	NR_OPEN=$(sys_nr open) || NR_OPEN=-
 	# each call through its own syscall, printing "name ret" (fd or -errno)
 	cat >"$OPENER" <<'PY'
 import ctypes, os, struct, sys
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
-d = sys.argv[1]
+d, nr_openat2, nr_open = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def ret(r):
     return r if r >= 0 else -ctypes.get_errno()
 def show(name, r):
@@ -29,17 +34,18 @@ except FileNotFoundError:
 dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
 show("dirfd", dfd)
 show("relative", os.open("created", os.O_RDWR | os.O_APPEND, dir_fd=dfd))
-# the legacy open(2) syscall (2 on x86-64)
-show("open", ret(libc.syscall(2, (d + "/created").encode(), os.O_RDONLY | os.O_NOFOLLOW, 0)))
-# openat2 (437): flags and mode come from struct open_how
+# the legacy open(2) syscall, where the machine has one
+if nr_open != "-":
+    show("open", ret(libc.syscall(int(nr_open), (d + "/created").encode(), os.O_RDONLY | os.O_NOFOLLOW, 0)))
+# openat2: flags and mode come from struct open_how
 how = ctypes.create_string_buffer(struct.pack("QQQ", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600, 0))
-show("openat2", ret(libc.syscall(437, -100, (d + "/o2").encode(), how, 24)))
+show("openat2", ret(libc.syscall(nr_openat2, -100, (d + "/o2").encode(), how, 24)))
 PY
 }
 
 # run_opener: python3 opener.py DIR, its pid in OPENER_PID and "name ret" lines in OPENED
 run_opener() {
-	python3 "$OPENER" "$DIR" >"$BATS_TEST_TMPDIR/opened" 3>&- &
+	python3 "$OPENER" "$DIR" "$NR_OPENAT2" "$NR_OPEN" >"$BATS_TEST_TMPDIR/opened" 3>&- &
 	OPENER_PID=$!
 	wait_rc "$OPENER_PID" 20
 	assert_equal "$RC" 0
@@ -50,7 +56,7 @@ opened() { awk -v n="$1" '$1 == n { print $2 }' <<<"$OPENED"; }
 
 # the hook status shows for open here
 open_hook() {
-	if perf_links; then echo tracepoint; else echo tp_btf; fi
+	if perf_links && [ "${LOWTRACE_OPEN_HOOK:-}" != tp_btf ]; then echo tracepoint; else echo tp_btf; fi
 }
 
 @test "open is opt-in: load without --probes leaves it out" {
@@ -58,10 +64,13 @@ open_hook() {
 	assert_line --regexp '^open +- *$'
 	run -0 "$LT" load --replace --probes open
 	assert_line --regexp "^open +$(open_hook) +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+\$"
-	# where perf links exist, the six classic tracepoints; before, the two raw ones
+	# where perf links exist, the six classic tracepoints (four without open(2)); before, the
+	# two raw ones
 	run -0 ls "$PIN/links"
-	if perf_links; then
+	if perf_links && has_syscall open; then
 		assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir open_eat open_eat2 open_eo open_xat open_xat2 open_xo)"
+	elif perf_links; then
+		assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir open_eat open_eat2 open_xat open_xat2)"
 	else
 		assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir open_e open_x)"
 	fi
@@ -156,8 +165,9 @@ print("done", flush=True)' 3>&-; }
 	fi
 }
 
-@test "openat, a missing file, a dirfd-relative path, open(2) and openat2: exact records" {
-	run -0 "$LT" load --probes open
+# exact_records: with open loaded, the opener's records are exactly its calls (open(2)'s
+# only where the machine has it), each with its comm and tid
+exact_records() {
 	events_bg "$OUT" --json --type open
 	run_opener
 	wait_record "$OUT" ".pid == $OPENER_PID and .syscall == \"openat2\""
@@ -165,18 +175,36 @@ print("done", flush=True)' 3>&-; }
 	local sel=".pid == $OPENER_PID and (.path | contains(\"$MARK\") or . == \"created\")"
 	run -0 records "$OUT" "$sel"
 	run -0 jq -s -c "map([.syscall, .dfd, .path, .flags, .mode, .ret])" <<<"$output"
-	local d=$DIR
+	local d=$DIR n=5
 	assert_output "[$(
 		printf '%s' "[\"openat\",-100,\"$d/created\",[\"O_WRONLY\",\"O_CREAT\",\"O_EXCL\",\"O_CLOEXEC\"],416,$(opened openat)],"
 		printf '%s' "[\"openat\",-100,\"$d/missing\",[\"O_RDONLY\",\"O_CLOEXEC\"],0,-2],"
 		printf '%s' "[\"openat\",-100,\"$d\",[\"O_RDONLY\",\"O_DIRECTORY\",\"O_CLOEXEC\"],0,$(opened dirfd)],"
 		printf '%s' "[\"openat\",$(opened dirfd),\"created\",[\"O_RDWR\",\"O_APPEND\",\"O_CLOEXEC\"],0,$(opened relative)],"
-		printf '%s' "[\"open\",-100,\"$d/created\",[\"O_RDONLY\",\"O_NOFOLLOW\"],0,$(opened open)],"
+		[ "$NR_OPEN" = - ] ||
+			printf '%s' "[\"open\",-100,\"$d/created\",[\"O_RDONLY\",\"O_NOFOLLOW\"],0,$(opened open)],"
 		printf '%s' "[\"openat2\",-100,\"$d/o2\",[\"O_WRONLY\",\"O_CREAT\",\"O_TRUNC\"],384,$(opened openat2)]"
 	)]"
+	[ "$NR_OPEN" = - ] || n=6
 	# every record of the opener carries its comm and tid
 	run -0 records "$OUT" "$sel and .comm == \"python3\" and .tid == $OPENER_PID and .path_truncated == false"
-	assert_equal "${#lines[@]}" 6
+	assert_equal "${#lines[@]}" "$n"
+}
+
+@test "openat, a missing file, a dirfd-relative path, open(2) where there is one, and openat2: exact records" {
+	run -0 "$LT" load --probes open
+	exact_records
+}
+
+# the other hook on the same kernel: tp_btf on sys_enter/sys_exit, the syscall's number and
+# arguments read from its registers (progs/lt_arch.bpf.h)
+@test "LOWTRACE_OPEN_HOOK=tp_btf: open on tp_btf sys_enter/sys_exit, the same exact records" {
+	export LOWTRACE_OPEN_HOOK=tp_btf
+	run -0 "$LT" load --probes open
+	assert_line --regexp '^open +tp_btf +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+$'
+	run -0 ls "$PIN/links"
+	assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir open_e open_x)"
+	exact_records
 }
 
 @test "open text: flags joined with |, mode in octal, ret" {
@@ -203,7 +231,7 @@ print("done", flush=True)' 3>&-; }
 	rm -rf "$DIR" && mkdir -p "$DIR"
 	# the opener waits for a go file, so its pid is known before it opens
 	local go="$BATS_TEST_TMPDIR/go" p
-	bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; exec python3 "$2" "$3"' bash "$go" "$OPENER" "$DIR" \
+	bash -c 'while [ ! -e "$1" ]; do sleep 0.05; done; exec python3 "$2" "$3" "$4" "$5"' bash "$go" "$OPENER" "$DIR" "$NR_OPENAT2" "$NR_OPEN" \
 		>/dev/null 3>&- &
 	p=$!
 	bg_track "$p"

@@ -30,6 +30,15 @@ for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
 	assert_equal "$RC" 0
 }
 
+# fcntls N: a python3 that calls fcntl(0, F_GETFD) N times; sets GP_PID
+fcntls() {
+	python3 -c 'import fcntl, sys
+for _ in range(int(sys.argv[1])): fcntl.fcntl(0, fcntl.F_GETFD)' "$1" 3>&- &
+	GP_PID=$!
+	wait_rc "$GP_PID" 30
+	assert_equal "$RC" 0
+}
+
 @test "syscalls is opt-in, and hist needs it loaded: exit 3 with one line" {
 	run -0 "$LT" load
 	assert_line --regexp '^syscalls +- *$'
@@ -71,6 +80,25 @@ for _ in range(int(sys.argv[1])): os.getppid()' "$1" 3>&- &
 	run -0 "$LT" load --probes syscalls --per-pid
 	counted_getppids 3000
 	assert_equal "$(count_of "$H" getppid "$GP_PID")" "$((${BASE:-0} + 3000))"
+}
+
+# arm64's unistd defines fcntl by another name (__NR_fcntl __NR3264_fcntl): the build's table
+# resolves it, so it is named, not "syscall_25"
+@test "fcntl (an alias in arm64's unistd): P's calls counted exactly under its name, timed and --count-only" {
+	local p0 base n mode
+	n=$(sys_nr fcntl)
+	for mode in --per-pid "--per-pid --count-only"; do
+		# shellcheck disable=SC2086
+		run -0 "$LT" load --replace --probes syscalls $mode
+		fcntls 0
+		p0=$GP_PID
+		fcntls 2000
+		H=$("$LT" hist syscalls --json)
+		base=$(count_of "$H" fcntl "$p0")
+		assert_equal "$(count_of "$H" fcntl "$GP_PID")" "$((${base:-0} + 2000))"
+		run -0 jq -c "[.histograms[] | select(.syscall == \"syscall_$n\")] | length" <<<"$H"
+		assert_output 0
+	done
 }
 
 @test "load --count-only: lt_sys_c alone on sys_exit, P's getppid counted exactly, shown as not timed" {
