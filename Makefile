@@ -74,6 +74,9 @@ DEPS_TEST := bats bats-assert bats-support jq strace python3 util-linux procps i
 # the kernel matrix in qemu (make vmtest); rsyslog: the fleet test's log shipper, in its guests
 # (the host's root is theirs) and the central one on the host (make fleettest)
 DEPS_VM := qemu-system-x86 busybox-static rsyslog
+# the arm64 guests (make vmtest ARCH=arm64): qemu-system-aarch64; their userland is an arm64
+# Debian root made by tests/vm/mkroot
+DEPS_VM_arm64 := qemu-system-arm
 # libFuzzer and the sanitizer runtimes of clang-19 (only recommended by it: a system that skips
 # recommends lacks them)
 DEPS_FUZZ := libclang-rt-19-dev
@@ -159,6 +162,7 @@ help:
 	@echo "make vmtest     the tests in qemu on Debian kernels (KERNELS=\"$(KERNELS)\")"
 	@echo "                CGROUPS=v1: guests with only cgroup v1 hierarchies (an Amazon Linux 2"
 	@echo "                node), the identity tests, results in build/vm/SERIES-v1"
+	@echo "                ARCH=arm64: Debian's arm64 kernels (TCG), build/arm64 inside, build/vm/arm64-SERIES"
 	@echo "make svctest    the systemd units in a guest booted into systemd (SVC_KERNEL=$(SVC_KERNEL))"
 	@echo "make fleettest  three guests on three kernels scraped by Prometheus (FLEET_KERNELS)"
 	@echo "make install    the binary, systemd units and man page under PREFIX ($(PREFIX)),"
@@ -178,7 +182,7 @@ DEPS_BUILD_STAMP := $(BUILD)/.deps-build-stamp
 deps: $(DEPS_STAMP)
 
 $(DEPS_STAMP): Makefile
-	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM) $(DEPS_PKG) $(DEPS_IMAGE),$(DEPS_FUZZ))
+	@$(call install_pkgs,$(DEPS_BUILD) $(DEPS_TEST) $(DEPS_VM) $(DEPS_VM_arm64) $(DEPS_PKG) $(DEPS_IMAGE),$(DEPS_FUZZ))
 	@touch $@ $(DEPS_BUILD_STAMP)
 
 $(DEPS_BUILD_STAMP): Makefile
@@ -448,7 +452,7 @@ ifeq ($(TARGET_ARCH),$(HOST_ARCH))
 else
 	@mkdir -p $(BUILD)
 	kdir=$$(VMTEST_ARCH=$(DEB_ARCH) tests/vm/fetch-kernel $(VMLINUX_KERNEL)) && \
-		dist/cross/image-btf $$kdir/vmlinuz $(BUILD)/vmlinux.btf
+		dist/cross/image-btf $$kdir/Image $(BUILD)/vmlinux.btf
 	$(BPFTOOL) btf dump file $(BUILD)/vmlinux.btf format c > $(VMLINUX_H).tmp
 endif
 	mv $(VMLINUX_H).tmp $(VMLINUX_H)
@@ -489,14 +493,15 @@ fuzz: $(DEPS_STAMP)
 	$(SAN_ENV) tests/fuzz/run $(FUZZ_SECONDS)
 
 # ---- kernel matrix: the same tests in qemu on Debian kernels (tests/vm/vmtest) ----
-# make vmtest [KERNELS="5.10 6.1 6.12 7.2"] [CGROUPS=v1]; results in build/vm/
-# (CGROUPS=v1: a cgroup-v1 node, results in build/vm/SERIES-v1)
+# make vmtest [KERNELS="5.10 6.1 6.12 7.2"] [CGROUPS=v1] [ARCH=arm64]; results in build/vm/
+# (CGROUPS=v1: a cgroup-v1 node, results in build/vm/SERIES-v1; ARCH=arm64: Debian's arm64
+# kernels under TCG running the cross build, results in build/vm/arm64-SERIES)
 KERNELS ?= 5.10 6.1 6.12 7.2
 CGROUPS ?= v2
 .PHONY: vmtest
 vmtest: $(DEPS_STAMP)
 	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
-	VMTEST_CGROUPS=$(CGROUPS) tests/vm/vmtest $(KERNELS)
+	VMTEST_CGROUPS=$(CGROUPS) VMTEST_ARCH=$(DEB_ARCH) VMTEST_BUILD=$(BUILD) tests/vm/vmtest $(KERNELS)
 
 # the units of `make install` in a guest booted into systemd (tests/vm/systemd.bats), one kernel
 SVC_KERNEL ?= 6.12
