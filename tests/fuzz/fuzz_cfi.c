@@ -29,7 +29,7 @@ static void check_parsed(const struct lt_cfi_rows *r)
 		    r->v[f->first].pc != f->start)
 			abort();
 		for (uint32_t k = 0; k < f->n; k++) {
-			const struct lt_uw_row *w = &r->v[f->first + k];
+			const struct lt_cfi_row *w = &r->v[f->first + k];
 
 			if (w->pc < f->start || w->pc >= f->end ||
 			    (k && w->pc <= r->v[f->first + k - 1].pc))
@@ -45,7 +45,7 @@ static void check_table(const struct lt_cfi_rows *r, const struct lt_cfi_stats *
 	if (r->nfde || r->fde || st->rows != r->n)
 		abort();
 	for (size_t i = 0; i < r->n; i++) {
-		const struct lt_uw_row *w = &r->v[i];
+		const struct lt_cfi_row *w = &r->v[i];
 		uint8_t k = w->kind & LT_UW_CFA_MASK;
 
 		if (k > LT_UW_NONE || (w->kind & ~(LT_UW_CFA_MASK | LT_UW_FP_SAVED)))

@@ -936,16 +936,16 @@ static bool num_after(const char *s, const char *prefix, long *v)
 }
 
 /* What the row at a readelf row's location must be, from its columns (the rules of cfi.h). */
-static struct lt_uw_row expect(const struct xfile *x, const struct xrow *r)
+static struct lt_cfi_row expect(const struct xfile *x, const struct xrow *r)
 {
 	const struct xfde *f = &x->fdes[r->fde];
-	struct lt_uw_row w = { .pc = (uint32_t)r->loc }, expr = { .kind = LT_UW_EXPR };
+	struct lt_cfi_row w = { .pc = (uint32_t)r->loc }, expr = { .kind = LT_UW_EXPR };
 	long v;
 
 	if (f->signal)
-		return (struct lt_uw_row){ .kind = LT_UW_SIGNAL };
+		return (struct lt_cfi_row){ .kind = LT_UW_SIGNAL };
 	if (!strcmp(r->ra, "u"))
-		return (struct lt_uw_row){ .kind = LT_UW_END };
+		return (struct lt_cfi_row){ .kind = LT_UW_END };
 	if (strcmp(r->ra, "c-8"))
 		return expr;
 	if (!strcmp(r->cfa, "exp")) {
@@ -1000,7 +1000,7 @@ struct xcount {
 	size_t checked, mismatched, ends, skipped, by_cie;
 };
 
-static struct xcount compare(const struct xfile *x, const struct lt_uw_row *v, size_t n, bool quiet)
+static struct xcount compare(const struct xfile *x, const struct lt_cfi_row *v, size_t n, bool quiet)
 {
 	struct xcount c = { 0 };
 	int shown = 0;
@@ -1008,8 +1008,8 @@ static struct xcount compare(const struct xfile *x, const struct lt_uw_row *v, s
 	for (size_t i = 0; i < x->nrows; i++) {
 		const struct xrow *r = &x->rows[i];
 		const struct xfde *f = &x->fdes[r->fde];
-		const struct lt_uw_row *got;
-		struct lt_uw_row w;
+		const struct lt_cfi_row *got;
+		struct lt_cfi_row w;
 
 		if (!f->used || r->loc < f->start || r->loc >= f->end) {
 			c.skipped++;
@@ -1034,7 +1034,7 @@ static struct xcount compare(const struct xfile *x, const struct lt_uw_row *v, s
 	/* where an FDE ends and none other starts: LT_UW_NONE */
 	for (size_t i = 0; i < x->nfdes; i++) {
 		const struct xfde *f = &x->fdes[i];
-		const struct lt_uw_row *got;
+		const struct lt_cfi_row *got;
 		bool next = false;
 
 		if (!f->used)
@@ -1123,7 +1123,7 @@ static void cross_check(const char *file, bool perturb, size_t min_checked, size
 	if (perturb && r.n > 2) {
 		/* the check must notice one row off: a checked row's CFA, then its rbp slot */
 		size_t k = 0;
-		struct lt_uw_row *y;
+		struct lt_cfi_row *y;
 
 		for (size_t i = x.nrows / 2; i < x.nrows && !k; i++)
 			if (x.fdes[x.rows[i].fde].used && !strcmp(x.rows[i].cfa, "rsp+16") &&
