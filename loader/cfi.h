@@ -30,6 +30,7 @@ struct lt_cfi_row {
 	uint8_t kind;
 	int8_t fp_off;
 	int16_t ra_off;
+	uint16_t _pad0; /* 0: rows compare whole (memcmp) */
 };
 
 /* The walker's rows of each architecture (lt_unwind.h's lt_uw_row is the one of this build). */
