@@ -33,7 +33,7 @@ enum lt_uw_cfa {
 #define LT_UW_CFA_MASK 0x0f
 #define LT_UW_FP_SAVED 0x10 /* kind flag: rbp (x29) is saved at CFA + 8 * fp_off (else unchanged) */
 #define LT_UW_RA_SAVED 0x20 /* arm64 flag: the return address is at CFA + ra_off (else in x30) */
-#define LT_UW_RA_SIGNED 0x40 /* arm64 flag: the return address carries a PAC (-mbranch-protection) */
+#define LT_UW_RA_SIGNED 0x40 /* arm64 flag: the return address is signed (a PAC above the VA) */
 
 /* the build's target: the walker's (BPF, __TARGET_ARCH_*) or the loader's (the compiler's) */
 #if defined(__TARGET_ARCH_arm64) || (!defined(__bpf__) && defined(__aarch64__))

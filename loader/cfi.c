@@ -556,7 +556,8 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 			break;
 		case 0x0f: /* DW_CFA_def_cfa_expression */
 			blk = rd_block(&r, &len);
-			if (blk && !x->s->a64 && len == sizeof(plt_expr) && !memcmp(blk, plt_expr, len))
+			if (blk && !x->s->a64 && len == sizeof(plt_expr) &&
+			    !memcmp(blk, plt_expr, len))
 				x->x.cfa_how = C_PLT;
 			else if (blk)
 				x->x.cfa_how = C_EXPR;
@@ -1172,9 +1173,10 @@ const struct lt_cfi_row *lt_cfi_find(const struct lt_cfi_row *v, size_t n, uint6
 void lt_cfi_pack_x86(const struct lt_cfi_row *v, size_t n, struct lt_uw_row_x86 *out)
 {
 	for (size_t i = 0; i < n; i++)
-		out[i] = (struct lt_uw_row_x86){
-			.pc = v[i].pc, .cfa_off = v[i].cfa_off, .kind = v[i].kind, .fp_off = v[i].fp_off
-		};
+		out[i] = (struct lt_uw_row_x86){ .pc = v[i].pc,
+						 .cfa_off = v[i].cfa_off,
+						 .kind = v[i].kind,
+						 .fp_off = v[i].fp_off };
 }
 
 void lt_cfi_pack_arm64(const struct lt_cfi_row *v, size_t n, struct lt_uw_row_arm64 *out)

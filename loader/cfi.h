@@ -101,8 +101,9 @@ int lt_cfi_parse(const uint8_t *sec, size_t len, uint64_t sec_vaddr, bool eh,
 int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st);
 
 /*
- * All rows of an ELF file (x86_64 or arm64, out->machine set from it): .eh_frame (by section header, else PT_GNU_EH_FRAME ->
- * .eh_frame_hdr), .debug_frame where .eh_frame has no FDE, finished as above. out starts empty.
+ * All rows of an ELF file (x86_64 or arm64, out->machine set from it): .eh_frame (by section
+ * header, else PT_GNU_EH_FRAME -> .eh_frame_hdr), .debug_frame where .eh_frame has no FDE,
+ * finished as above. out starts empty.
  * 0; -ENOENT: no CFI; -ENOTSUP: not x86_64 or arm64 ELF64; -EINVAL: not ELF; -ENOMEM.
  */
 int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st);

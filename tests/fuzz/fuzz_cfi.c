@@ -79,7 +79,8 @@ static void check_table(const struct lt_cfi_rows *r, const struct lt_cfi_stats *
 		if (w->pc && lt_cfi_find(r->v, r->n, w->pc - 1) != (i ? w - 1 : NULL))
 			abort();
 	}
-	if (kinds != st->expr_rows + st->plt_rows + st->end_rows + st->signal_rows + st->none_rows ||
+	if (kinds !=
+		    st->expr_rows + st->plt_rows + st->end_rows + st->signal_rows + st->none_rows ||
 	    signed_rows != st->signed_rows)
 		abort();
 	/* packed for the walker: the same rule */

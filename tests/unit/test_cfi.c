@@ -246,8 +246,8 @@ static bool rows_are(const struct lt_cfi_rows *r, const struct want *w, size_t n
 	ok(rows_are(r, (const struct want[]){ __VA_ARGS__ },                             \
 		    sizeof((const struct want[]){ __VA_ARGS__ }) / sizeof(struct want)), \
 	   "%s", name)
-#define CHECK_ROWS64(r, name, ...)                                                           \
-	ok(rows_are64(r, (const struct want64[]){ __VA_ARGS__ },                             \
+#define CHECK_ROWS64(r, name, ...)                                                             \
+	ok(rows_are64(r, (const struct want64[]){ __VA_ARGS__ },                               \
 		      sizeof((const struct want64[]){ __VA_ARGS__ }) / sizeof(struct want64)), \
 	   "%s", name)
 
@@ -268,7 +268,8 @@ static bool well_formed(const struct lt_cfi_rows *r)
 		uint8_t k = r->v[i].kind & LT_UW_CFA_MASK;
 
 		if (k > LT_UW_NONE || (r->v[i].kind & ~(LT_UW_CFA_MASK | flags)) ||
-		    (a64 && k == LT_UW_CFA_PLT) || (!(r->v[i].kind & LT_UW_RA_SAVED) && r->v[i].ra_off))
+		    (a64 && k == LT_UW_CFA_PLT) ||
+		    (!(r->v[i].kind & LT_UW_RA_SAVED) && r->v[i].ra_off))
 			return false;
 		if (i && (r->v[i].pc <= r->v[i - 1].pc || (r->v[i].kind == r->v[i - 1].kind &&
 							   r->v[i].cfa_off == r->v[i - 1].cfa_off &&
@@ -790,10 +791,11 @@ static void test_a64(void)
 	    NEG_RA);
 	ok(!parse_finish_m(&b, NULL, EM_AARCH64, &r, &st), "arm64: parses");
 	CHECK_ROWS64(&r, "arm64: x30 until stp saves it, signed from paciasp to autiasp",
-		   { 0x2000, SP, 0, 0, 0 }, { 0x2004, SP | SIGNED, 0, 0, 0 },
-		   { 0x2008, SP | SAVED | RA_SAVED | SIGNED, 32, -4, -24 },
-		   { 0x200c, FP | SAVED | RA_SAVED | SIGNED, 32, -4, -24 },
-		   { 0x201c, SP | SIGNED, 0, 0, 0 }, { 0x2020, SP, 0, 0, 0 }, { 0x2028, LT_UW_NONE, 0, 0, 0 });
+		     { 0x2000, SP, 0, 0, 0 }, { 0x2004, SP | SIGNED, 0, 0, 0 },
+		     { 0x2008, SP | SAVED | RA_SAVED | SIGNED, 32, -4, -24 },
+		     { 0x200c, FP | SAVED | RA_SAVED | SIGNED, 32, -4, -24 },
+		     { 0x201c, SP | SIGNED, 0, 0, 0 }, { 0x2020, SP, 0, 0, 0 },
+		     { 0x2028, LT_UW_NONE, 0, 0, 0 });
 	ok(st.signed_rows == 4 && st.fp_rows == 2 && !st.bad_entries && !st.expr_rows &&
 		   well_formed(&r),
 	   "arm64: counted (signed %llu fp %llu)", (unsigned long long)st.signed_rows,
@@ -830,12 +832,14 @@ static void test_a64(void)
 	FDE(&b, c, 0x3300, 0x8, REGISTER, 30, 19); /* x30 moved to x19 */
 	FDE(&b, c, 0x3400, 0x8, DEF_CFA_OFF, 16, OFF(29), 2); /* x29 saved, x30 not */
 	ok(!parse_finish_m(&b, NULL, EM_AARCH64, &r, &st), "arm64 rules: parses");
-	CHECK_ROWS64(&r, "arm64 rules: state, END, EXPR, x29 alone",
-		   { 0x3000, SP | SIGNED, 0, 0, 0 }, { 0x3004, SP | RA_SAVED | SIGNED, 16, 0, -16 },
-		   { 0x3008, SP, 0, 0, 0 }, { 0x300c, SP | RA_SAVED | SIGNED, 16, 0, -16 },
-		   { 0x3014, LT_UW_NONE, 0, 0, 0 }, { 0x3100, LT_UW_END, 0, 0, 0 }, { 0x3108, LT_UW_NONE, 0, 0, 0 },
-		   { 0x3200, LT_UW_EXPR, 0, 0, 0 }, { 0x3208, LT_UW_NONE, 0, 0, 0 }, { 0x3300, LT_UW_EXPR, 0, 0, 0 },
-		   { 0x3308, LT_UW_NONE, 0, 0, 0 }, { 0x3400, SP | SAVED, 16, -2, 0 }, { 0x3408, LT_UW_NONE, 0, 0, 0 });
+	CHECK_ROWS64(
+		&r, "arm64 rules: state, END, EXPR, x29 alone", { 0x3000, SP | SIGNED, 0, 0, 0 },
+		{ 0x3004, SP | RA_SAVED | SIGNED, 16, 0, -16 }, { 0x3008, SP, 0, 0, 0 },
+		{ 0x300c, SP | RA_SAVED | SIGNED, 16, 0, -16 }, { 0x3014, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3100, LT_UW_END, 0, 0, 0 }, { 0x3108, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3200, LT_UW_EXPR, 0, 0, 0 }, { 0x3208, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3300, LT_UW_EXPR, 0, 0, 0 }, { 0x3308, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3400, SP | SAVED, 16, -2, 0 }, { 0x3408, LT_UW_NONE, 0, 0, 0 });
 	lt_cfi_rows_free(&r);
 
 	/* x86_64 rows pack to exactly the compiled rule, 8 bytes */
@@ -1184,7 +1188,8 @@ struct xcount {
 	size_t checked, mismatched, ends, skipped, by_cie;
 };
 
-static struct xcount compare(const struct xfile *x, const struct lt_cfi_row *v, size_t n, bool quiet)
+static struct xcount compare(const struct xfile *x, const struct lt_cfi_row *v, size_t n,
+			     bool quiet)
 {
 	struct xcount c = { 0 };
 	int shown = 0;
@@ -1394,7 +1399,7 @@ static const char *a64_cc(void)
 	return "cc";
 #else
 	return system("command -v aarch64-linux-gnu-gcc >/dev/null 2>&1") ? NULL
-									    : "aarch64-linux-gnu-gcc";
+									  : "aarch64-linux-gnu-gcc";
 #endif
 }
 
