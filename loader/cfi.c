@@ -1100,11 +1100,34 @@ static Elf_Data *sec_bytes(Elf_Scn *scn, const GElf_Shdr *sh)
 	return d && d->d_buf && d->d_size ? d : NULL;
 }
 
+/*
+ * arm64's .plt has no CFI (the linker writes none, unlike x86_64's): a stub only branches, so the
+ * return address is in x30 and the CFA is sp, one row for the section. (The lazy binder's PLT0
+ * pushes 16 bytes first: a walk that starts there gets its caller's CFA 16 bytes low.)
+ */
+static int a64_plt(struct lt_cfi_rows *out, uint64_t lo, uint64_t size)
+{
+	struct lt_cfi_fde f = { 0 };
+
+	if (!size || lo > UINT32_MAX || size > UINT32_MAX - lo)
+		return 0;
+	if (LT_GROW(out->v, out->cap, out->n + 1) || LT_GROW(out->fde, out->fde_cap, out->nfde + 1))
+		return -ENOMEM;
+	f.start = (uint32_t)lo;
+	f.end = (uint32_t)(lo + size);
+	f.first = (uint32_t)out->n;
+	f.n = 1;
+	out->v[out->n++] = (struct lt_cfi_row){ .pc = f.start, .kind = LT_UW_CFA_SP };
+	out->fde[out->nfde++] = f;
+	return 0;
+}
+
 int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 {
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	uint64_t plt_lo = 0, plt_size = 0;
 	/* an .eh_frame header, NOBITS too (a -dbg file): its segments hold no CFI to look for */
 	bool found = false, eh_shdr = false;
 	int err = 0;
@@ -1125,6 +1148,11 @@ int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 			if (!gelf_getshdr(scn, &sh) ||
 			    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 				continue;
+			if (!strcmp(name, ".plt") && sh.sh_type == SHT_PROGBITS &&
+			    (sh.sh_flags & SHF_EXECINSTR)) {
+				plt_lo = sh.sh_addr;
+				plt_size = sh.sh_size;
+			}
 			is_eh = !strcmp(name, ".eh_frame");
 			if (!is_eh && strcmp(name, ".debug_frame"))
 				continue;
@@ -1141,6 +1169,8 @@ int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 		err = eh_by_hdr(elf, out, st, &found);
 	if (!err && !found)
 		err = -ENOENT;
+	if (!err && out->machine == EM_AARCH64)
+		err = a64_plt(out, plt_lo, plt_size);
 	if (!err) {
 		drop_outside(elf, out, st);
 		err = lt_cfi_finish(out, st);

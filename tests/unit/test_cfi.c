@@ -1461,6 +1461,12 @@ static void a64_program(void)
 			for (size_t i = 0; i < r.n && !y; i++)
 				if (r.v[i].kind & LT_UW_RA_SAVED)
 					y = &r.v[i];
+			/* the PLT (no CFI): x30 and sp, from its first byte */
+			ok(x.plt_hi > x.plt_lo && lt_cfi_find(r.v, r.n, x.plt_hi - 1) &&
+				   lt_cfi_find(r.v, r.n, x.plt_hi - 1)->pc == x.plt_lo &&
+				   lt_cfi_find(r.v, r.n, x.plt_hi - 1)->kind == LT_UW_CFA_SP &&
+				   !lt_cfi_find(r.v, r.n, x.plt_hi - 1)->cfa_off,
+			   "a64: the .plt: one row, return address in x30, CFA sp");
 			ok(y && compare(&x, r.v, r.n, true).checked >= 20 &&
 				   !compare(&x, r.v, r.n, true).mismatched,
 			   "a64 self-check: a row with x30 saved, clean");
