@@ -102,10 +102,15 @@ LT_ASSERT_OFF(struct lt_uw_map, first, 24);
 _Static_assert(sizeof(struct lt_uw_proc) == 8 + 32 * LT_UW_MAPS, "lt_uw_proc size");
 LT_ASSERT_OFF(struct lt_uw_proc, m, 8);
 
-/* For the ABI test and the BTF anchors (see LT_ABI_RECORDS). */
+/* For the ABI test and the BTF anchors (see LT_ABI_RECORDS); arm64's row has two more. */
+#ifdef LT_UW_ARM64
+#define LT_ABI_UW_ROW_ARCH(M) M(lt_uw_row, ra_off) M(lt_uw_row, _pad0)
+#else
+#define LT_ABI_UW_ROW_ARCH(M)
+#endif
 #define LT_ABI_UNWIND(S, M)                                                                    \
 	S(lt_uw_row) M(lt_uw_row, pc) M(lt_uw_row, cfa_off) M(lt_uw_row, kind)                   \
-	M(lt_uw_row, fp_off)                                                                   \
+	M(lt_uw_row, fp_off) LT_ABI_UW_ROW_ARCH(M)                                             \
 	S(lt_uw_map) M(lt_uw_map, start) M(lt_uw_map, end) M(lt_uw_map, bias)                    \
 	M(lt_uw_map, first) M(lt_uw_map, count)                                                \
 	S(lt_uw_proc) M(lt_uw_proc, n) M(lt_uw_proc, _pad0) M(lt_uw_proc, m)
