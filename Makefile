@@ -367,7 +367,7 @@ $(BUILD)/bench/floor: BENCH_LIBS = $(LIBBPF_LIBS)
 # the consumer's decode and encode, the loader's own objects
 $(BUILD)/bench/encodecost: $(patsubst %,$(BUILD)/loader/%.o,encode decode records probes histfmt sysnames)
 $(BUILD)/bench/cfitime: $(BUILD)/loader/cfi.o $(BUILD)/loader/grow.o
-$(BUILD)/bench/cfitime: BENCH_LIBS := -lelf
+$(BUILD)/bench/cfitime: BENCH_LIBS = $(SYSROOT_LDFLAGS) -lelf
 
 # ---- user targets ----
 load: $(DEPS_BUILD_STAMP)

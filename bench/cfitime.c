@@ -10,7 +10,7 @@
  * the loader pays per file it builds (it builds each file once per run, by build-id). One line
  * per file, under a header:
  *   MEDIAN/MIN/MAX MS  the REPS wall times (CLOCK_MONOTONIC)
- *   ROWS, ROW KIB      rows out of lt_cfi_elf, at 8 bytes each (sizeof(struct lt_uw_row))
+ *   ROWS, ROW KIB      rows out of lt_cfi_elf, at the walker's row size (8 bytes x86_64, 16 arm64)
  *   TEXT MIB           the .text section; EXEC MIB: the executable PT_LOAD segments' file
  *                      size, which is what the profiler's summary line calls "text"
  *   ROWS/MIB, KIB/MIB  rows and row KiB per MiB of .text
@@ -134,9 +134,9 @@ int main(int argc, char **argv)
 			printf("%9.2f %7.2f %7.2f %7zu %8.0f %9.2f %8.2f %9.0f %8.0f %7llu %6llu  %s\n",
 			       (reps % 2 ? ns[reps / 2] : (ns[reps / 2 - 1] + ns[reps / 2]) / 2) / 1e6,
 			       ns[0] / 1e6, ns[reps - 1] / 1e6, rows.n,
-			       rows.n * sizeof(*rows.v) / 1024.0, mib, exec / 1048576.0,
+			       rows.n * lt_cfi_row_size(&rows) / 1024.0, mib, exec / 1048576.0,
 			       mib > 0 ? rows.n / mib : 0,
-			       mib > 0 ? rows.n * sizeof(*rows.v) / 1024.0 / mib : 0,
+			       mib > 0 ? rows.n * lt_cfi_row_size(&rows) / 1024.0 / mib : 0,
 			       (unsigned long long)st.fdes, (unsigned long long)st.expr_rows, argv[i]);
 		}
 		lt_cfi_rows_free(&rows);

@@ -11,9 +11,11 @@
 #include "cfi.h"
 #include "grow.h"
 
-/* x86_64 DWARF register numbers */
+/* DWARF register numbers: x86_64's, arm64's (x29 the frame pointer, x30 the link register) */
 #define REG_RBP 6
 #define REG_RSP 7
+#define REG_A64_FP 29
+#define REG_A64_SP 31
 
 /* DW_EH_PE_*: pointer encodings */
 #define PE_ABSPTR 0x00
@@ -127,6 +129,8 @@ struct sec {
 	uint64_t vaddr;
 	bool eh;
 	bool stop_at_zero; /* the length is not known (no section headers): a terminator ends it */
+	bool a64; /* arm64's registers and rules (out->machine), else x86_64's */
+	uint64_t fp_reg; /* the frame pointer's DWARF number */
 	struct lt_cfi_rows *out;
 	struct lt_cfi_stats *st;
 	struct cie *cache[CIE_CACHE];
@@ -264,6 +268,7 @@ struct rule {
 
 struct state {
 	uint8_t cfa_how;
+	bool ra_signed; /* arm64: DW_CFA_AARCH64_negate_ra_state toggles it, remember_state keeps it */
 	uint64_t cfa_reg;
 	int64_t cfa_off;
 	struct rule fp, ra;
@@ -280,14 +285,76 @@ struct cie {
 	struct state init; /* after the initial instructions */
 };
 
-static struct lt_uw_row row_of(const struct state *x, bool signal)
+/* The fp rule into r (both architectures: saved at CFA + 8 * n or unchanged); false: it cannot. */
+static bool fp_of(const struct state *x, struct lt_cfi_row *r)
 {
-	struct lt_uw_row r = { 0 };
+	switch (x->fp.how) {
+	case R_UNSET:
+	case R_SAME:
+	case R_UNDEF: /* nothing to restore: the walker keeps the frame pointer */
+		return true;
+	case R_OFFSET:
+		if (x->fp.off % 8 || x->fp.off / 8 < INT8_MIN || x->fp.off / 8 > INT8_MAX)
+			return false;
+		r->kind |= LT_UW_FP_SAVED;
+		r->fp_off = (int8_t)(x->fp.off / 8);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* arm64: CFA from sp or x29; the return address in x30 until saved at CFA + n */
+static struct lt_cfi_row row_of_a64(const struct state *x)
+{
+	struct lt_cfi_row r = { 0 };
+
+	if (x->ra.how == R_UNDEF) {
+		r.kind = LT_UW_END;
+		return r;
+	}
+	if (x->cfa_how != C_REG || x->cfa_off < INT16_MIN || x->cfa_off > INT16_MAX)
+		goto expr;
+	if (x->cfa_reg == REG_A64_SP)
+		r.kind = LT_UW_CFA_SP;
+	else if (x->cfa_reg == REG_A64_FP)
+		r.kind = LT_UW_CFA_FP;
+	else
+		goto expr;
+	r.cfa_off = (int16_t)x->cfa_off;
+	switch (x->ra.how) {
+	case R_UNSET: /* the CIE's initial rule: x30 holds it, as at a function's entry */
+	case R_SAME:
+		break;
+	case R_OFFSET:
+		if (x->ra.off < INT16_MIN || x->ra.off > INT16_MAX)
+			goto expr;
+		r.kind |= LT_UW_RA_SAVED;
+		r.ra_off = (int16_t)x->ra.off;
+		break;
+	default:
+		goto expr;
+	}
+	if (x->ra_signed)
+		r.kind |= LT_UW_RA_SIGNED;
+	if (!fp_of(x, &r))
+		goto expr;
+	return r;
+expr:
+	r = (struct lt_cfi_row){ .kind = LT_UW_EXPR };
+	return r;
+}
+
+static struct lt_cfi_row row_of(const struct state *x, bool signal, bool a64)
+{
+	struct lt_cfi_row r = { 0 };
 
 	if (signal) {
 		r.kind = LT_UW_SIGNAL;
 		return r;
 	}
+	if (a64)
+		return row_of_a64(x);
 	if (x->ra.how == R_UNDEF) {
 		r.kind = LT_UW_END;
 		return r;
@@ -313,29 +380,18 @@ static struct lt_uw_row row_of(const struct state *x, bool signal)
 	default:
 		goto expr;
 	}
-	switch (x->fp.how) {
-	case R_UNSET:
-	case R_SAME:
-	case R_UNDEF: /* nothing to restore: the walker keeps rbp */
-		break;
-	case R_OFFSET:
-		if (x->fp.off % 8 || x->fp.off / 8 < INT8_MIN || x->fp.off / 8 > INT8_MAX)
-			goto expr;
-		r.kind |= LT_UW_FP_SAVED;
-		r.fp_off = (int8_t)(x->fp.off / 8);
-		break;
-	default:
+	if (!fp_of(x, &r))
 		goto expr;
-	}
 	return r;
 expr:
-	r = (struct lt_uw_row){ .kind = LT_UW_EXPR };
+	r = (struct lt_cfi_row){ .kind = LT_UW_EXPR };
 	return r;
 }
 
-static bool same_rule(const struct lt_uw_row *a, const struct lt_uw_row *b)
+static bool same_rule(const struct lt_cfi_row *a, const struct lt_cfi_row *b)
 {
-	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->fp_off == b->fp_off;
+	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->fp_off == b->fp_off &&
+	       a->ra_off == b->ra_off;
 }
 
 /* One run of CFA instructions: a CIE's initial ones (f NULL) or an FDE's. */
@@ -351,12 +407,12 @@ struct run {
 static int emit(struct run *x)
 {
 	struct lt_cfi_rows *o = x->s->out;
-	struct lt_uw_row r;
-	struct lt_uw_row *last;
+	struct lt_cfi_row r;
+	struct lt_cfi_row *last;
 
 	if (x->loc >= x->end)
 		return 0;
-	r = row_of(&x->x, x->c->signal);
+	r = row_of(&x->x, x->c->signal, x->s->a64);
 	r.pc = (uint32_t)x->loc;
 	last = x->f->n ? &o->v[o->n - 1] : NULL;
 	if (last && last->pc == r.pc) {
@@ -382,7 +438,7 @@ static void set_rule(struct run *x, uint64_t reg, uint8_t how, int64_t off)
 {
 	struct rule r = { how, off };
 
-	if (reg == REG_RBP)
+	if (reg == x->s->fp_reg)
 		x->x.fp = r;
 	if (reg == x->c->ra_reg)
 		x->x.ra = r;
@@ -437,7 +493,7 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 			reg = op == 0xc0 ? low : rd_uleb(&r);
 			/* a CIE's own restore has no initial rule to go back to */
 			if (x->f) {
-				if (reg == REG_RBP)
+				if (reg == x->s->fp_reg)
 					x->x.fp = c->init.fp;
 				if (reg == c->ra_reg)
 					x->x.ra = c->init.ra;
@@ -500,7 +556,8 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 			break;
 		case 0x0f: /* DW_CFA_def_cfa_expression */
 			blk = rd_block(&r, &len);
-			if (blk && len == sizeof(plt_expr) && !memcmp(blk, plt_expr, len))
+			if (blk && !x->s->a64 && len == sizeof(plt_expr) &&
+			    !memcmp(blk, plt_expr, len))
 				x->x.cfa_how = C_PLT;
 			else if (blk)
 				x->x.cfa_how = C_EXPR;
@@ -536,6 +593,12 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 			break;
 		case 0x2e: /* DW_CFA_GNU_args_size */
 			rd_uleb(&r);
+			break;
+		case 0x2c: /* DW_CFA_AARCH64_negate_ra_state_with_pc (PAuth_LR) */
+		case 0x2d: /* DW_CFA_AARCH64_negate_ra_state (elsewhere GNU_window_save): paciasp */
+			if (!x->s->a64)
+				return -EINVAL;
+			x->x.ra_signed = !x->x.ra_signed;
 			break;
 		case 0x2f: /* DW_CFA_GNU_negative_offset_extended */
 			reg = rd_uleb(&r);
@@ -748,7 +811,15 @@ static int parse_sec(struct sec *s)
 int lt_cfi_parse(const uint8_t *sec, size_t len, uint64_t sec_vaddr, bool eh,
 		 struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 {
-	struct sec s = { .p = sec, .len = len, .vaddr = sec_vaddr, .eh = eh, .out = out, .st = st };
+	bool a64 = out->machine == EM_AARCH64;
+	struct sec s = { .p = sec,
+			 .len = len,
+			 .vaddr = sec_vaddr,
+			 .eh = eh,
+			 .a64 = a64,
+			 .fp_reg = a64 ? REG_A64_FP : REG_RBP,
+			 .out = out,
+			 .st = st };
 
 	/* room up front, copies saved: gcc's .eh_frame holds a row per 5 or 6 bytes, an FDE per 40
 	 * (a hint: the vectors grow past it) */
@@ -798,7 +869,7 @@ static const struct lt_cfi_fde *merge_head(const struct lt_cfi_fde *keep, size_t
 	return *j < nkeep ? &keep[(*j)++] : NULL;
 }
 
-static void push_row(struct lt_uw_row *v, size_t *n, struct lt_uw_row r)
+static void push_row(struct lt_cfi_row *v, size_t *n, struct lt_cfi_row r)
 {
 	if (!*n || !same_rule(&v[*n - 1], &r))
 		v[(*n)++] = r;
@@ -808,7 +879,7 @@ int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 {
 	struct lt_cfi_fde *f = out->fde, *keep;
 	size_t neh = 0, nkeep = 0, ndebug = 0, n = 0, i, j;
-	struct lt_uw_row *v;
+	struct lt_cfi_row *v;
 
 	if (!out->nfde) {
 		free(out->fde);
@@ -856,7 +927,7 @@ int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 			push_row(v, &n, out->v[x->first + k]);
 		next = merge_head(keep, &i, neh, &j, nkeep);
 		if (!next || next->start != x->end)
-			push_row(v, &n, (struct lt_uw_row){ .pc = x->end, .kind = LT_UW_NONE });
+			push_row(v, &n, (struct lt_cfi_row){ .pc = x->end, .kind = LT_UW_NONE });
 	}
 	free(keep);
 	free(out->v);
@@ -887,6 +958,8 @@ int lt_cfi_finish(struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 		}
 		if (v[i].kind & LT_UW_FP_SAVED)
 			st->fp_rows++;
+		if (v[i].kind & LT_UW_RA_SIGNED)
+			st->signed_rows++;
 	}
 	return 0;
 }
@@ -952,6 +1025,7 @@ static Elf_Data *load_bytes(Elf *elf, uint64_t vaddr, uint64_t max)
 static int eh_by_hdr(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st, bool *found)
 {
 	struct sec s = { .eh = true, .stop_at_zero = true, .out = out, .st = st };
+	bool a64 = out->machine == EM_AARCH64;
 	Elf_Data *h = NULL, *d;
 	uint64_t eh_vaddr, count, last = 0;
 	uint8_t enc_ptr, enc_count, enc_table;
@@ -1003,6 +1077,8 @@ static int eh_by_hdr(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st,
 			  .vaddr = eh_vaddr,
 			  .eh = true,
 			  .stop_at_zero = true,
+			  .a64 = a64,
+			  .fp_reg = a64 ? REG_A64_FP : REG_RBP,
 			  .out = out,
 			  .st = st };
 	if (last >= eh_vaddr && last - eh_vaddr < s.len &&
@@ -1024,19 +1100,44 @@ static Elf_Data *sec_bytes(Elf_Scn *scn, const GElf_Shdr *sh)
 	return d && d->d_buf && d->d_size ? d : NULL;
 }
 
+/*
+ * arm64's .plt has no CFI (the linker writes none, unlike x86_64's): a stub only branches, so the
+ * return address is in x30 and the CFA is sp, one row for the section. (The lazy binder's PLT0
+ * pushes 16 bytes first: a walk that starts there gets its caller's CFA 16 bytes low.)
+ */
+static int a64_plt(struct lt_cfi_rows *out, uint64_t lo, uint64_t size)
+{
+	struct lt_cfi_fde f = { 0 };
+
+	if (!size || lo > UINT32_MAX || size > UINT32_MAX - lo)
+		return 0;
+	if (LT_GROW(out->v, out->cap, out->n + 1) || LT_GROW(out->fde, out->fde_cap, out->nfde + 1))
+		return -ENOMEM;
+	f.start = (uint32_t)lo;
+	f.end = (uint32_t)(lo + size);
+	f.first = (uint32_t)out->n;
+	f.n = 1;
+	out->v[out->n++] = (struct lt_cfi_row){ .pc = f.start, .kind = LT_UW_CFA_SP };
+	out->fde[out->nfde++] = f;
+	return 0;
+}
+
 int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 {
 	GElf_Ehdr eh;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
+	uint64_t plt_lo = 0, plt_size = 0;
 	/* an .eh_frame header, NOBITS too (a -dbg file): its segments hold no CFI to look for */
 	bool found = false, eh_shdr = false;
 	int err = 0;
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh))
 		return -EINVAL;
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64))
 		return -ENOTSUP;
+	out->machine = eh.e_machine;
 	if (!elf_getshdrstrndx(elf, &shstrndx)) {
 		while (!err && (scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr sh;
@@ -1047,6 +1148,11 @@ int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 			if (!gelf_getshdr(scn, &sh) ||
 			    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 				continue;
+			if (!strcmp(name, ".plt") && sh.sh_type == SHT_PROGBITS &&
+			    (sh.sh_flags & SHF_EXECINSTR)) {
+				plt_lo = sh.sh_addr;
+				plt_size = sh.sh_size;
+			}
 			is_eh = !strcmp(name, ".eh_frame");
 			if (!is_eh && strcmp(name, ".debug_frame"))
 				continue;
@@ -1063,6 +1169,8 @@ int lt_cfi_elf(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 		err = eh_by_hdr(elf, out, st, &found);
 	if (!err && !found)
 		err = -ENOENT;
+	if (!err && out->machine == EM_AARCH64)
+		err = a64_plt(out, plt_lo, plt_size);
 	if (!err) {
 		drop_outside(elf, out, st);
 		err = lt_cfi_finish(out, st);
@@ -1077,7 +1185,7 @@ void lt_cfi_rows_free(struct lt_cfi_rows *r)
 	*r = (struct lt_cfi_rows){ 0 };
 }
 
-const struct lt_uw_row *lt_cfi_find(const struct lt_uw_row *v, size_t n, uint64_t vaddr)
+const struct lt_cfi_row *lt_cfi_find(const struct lt_cfi_row *v, size_t n, uint64_t vaddr)
 {
 	size_t lo = 0, hi = n;
 
@@ -1090,4 +1198,55 @@ const struct lt_uw_row *lt_cfi_find(const struct lt_uw_row *v, size_t n, uint64_
 			hi = mid;
 	}
 	return lo ? &v[lo - 1] : NULL;
+}
+
+void lt_cfi_pack_x86(const struct lt_cfi_row *v, size_t n, struct lt_uw_row_x86 *out)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct lt_uw_row_x86){ .pc = v[i].pc,
+						 .cfa_off = v[i].cfa_off,
+						 .kind = v[i].kind,
+						 .fp_off = v[i].fp_off };
+}
+
+void lt_cfi_pack_arm64(const struct lt_cfi_row *v, size_t n, struct lt_uw_row_arm64 *out)
+{
+	for (size_t i = 0; i < n; i++)
+		out[i] = (struct lt_uw_row_arm64){ .pc = v[i].pc,
+						   .cfa_off = v[i].cfa_off,
+						   .kind = v[i].kind,
+						   .fp_off = v[i].fp_off,
+						   .ra_off = v[i].ra_off };
+}
+
+size_t lt_cfi_row_size(const struct lt_cfi_rows *r)
+{
+	return r->machine == EM_AARCH64 ? sizeof(struct lt_uw_row_arm64)
+					: sizeof(struct lt_uw_row_x86);
+}
+
+/* this build's lt_uw_row is one of the two above, byte for byte */
+#ifdef LT_UW_ARM64
+#define LT_CFI_NATIVE EM_AARCH64
+#define LT_ROW_NATIVE struct lt_uw_row_arm64
+LT_ASSERT_OFF(struct lt_uw_row, ra_off, __builtin_offsetof(struct lt_uw_row_arm64, ra_off));
+#else
+#define LT_CFI_NATIVE EM_X86_64
+#define LT_ROW_NATIVE struct lt_uw_row_x86
+#endif
+_Static_assert(sizeof(struct lt_uw_row) == sizeof(LT_ROW_NATIVE), "lt_uw_row size");
+LT_ASSERT_OFF(struct lt_uw_row, cfa_off, __builtin_offsetof(LT_ROW_NATIVE, cfa_off));
+LT_ASSERT_OFF(struct lt_uw_row, kind, __builtin_offsetof(LT_ROW_NATIVE, kind));
+LT_ASSERT_OFF(struct lt_uw_row, fp_off, __builtin_offsetof(LT_ROW_NATIVE, fp_off));
+
+int lt_cfi_pack(const struct lt_cfi_rows *r, struct lt_uw_row *out)
+{
+	if ((r->machine ? r->machine : EM_X86_64) != LT_CFI_NATIVE)
+		return -ENOTSUP;
+#ifdef LT_UW_ARM64
+	lt_cfi_pack_arm64(r->v, r->n, (struct lt_uw_row_arm64 *)out);
+#else
+	lt_cfi_pack_x86(r->v, r->n, (struct lt_uw_row_x86 *)out);
+#endif
+	return 0;
 }

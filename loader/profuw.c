@@ -241,7 +241,8 @@ void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const uint64_t *c)
 	fprintf(f,
 		"lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in "
 		"%.0f ms;",
-		(unsigned long long)t->files, t->used, t->used * 8.0 / (1 << 20),
+		(unsigned long long)t->files, t->used,
+		t->used * (double)sizeof(struct lt_uw_row) / (1 << 20),
 		t->text_bytes / (double)(1 << 20), t->build_ns / 1e6);
 	for (int i = 0; i < LT_PC_SLOTS; i++)
 		if (lt_prof_uw_names[i])

@@ -32,10 +32,15 @@ static void uw_build(struct lt_uw_table *t, struct lt_elf *e, uint32_t pid,
 		elf = elf_memory(e->image, e->image_len);
 	else if ((fd = map_file_open(pid, m, &id, path, sizeof(path))) >= 0)
 		elf = elf_from_fd(fd);
-	if (elf && !lt_cfi_elf(elf, &rows, &st) && rows.n && rows.n <= UINT32_MAX) {
-		e->uw_rows = rows.v;
-		e->uw_count = (uint32_t)rows.n;
-		rows.v = NULL;
+	/* packed for this build's walker; a file of another architecture gets none */
+	if (elf && !lt_cfi_elf(elf, &rows, &st) && rows.n && rows.n <= UINT32_MAX &&
+	    (e->uw_rows = malloc(rows.n * sizeof(*e->uw_rows)))) {
+		if (!lt_cfi_pack(&rows, e->uw_rows)) {
+			e->uw_count = (uint32_t)rows.n;
+		} else {
+			free(e->uw_rows);
+			e->uw_rows = NULL;
+		}
 	}
 	t->cfi_bad += st.bad_entries;
 	lt_cfi_rows_free(&rows);

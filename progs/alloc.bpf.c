@@ -101,7 +101,12 @@ static __always_inline int al_enter(struct pt_regs *ctx, __u64 size, __u64 mempt
 	p.weight = weight;
 	p.site.tgid = id >> 32;
 	p.site.ustack = lt_stack_id(ctx, true);
+#ifdef __TARGET_ARCH_arm64
+	/* at the entry the return address is still in lr (x30): no frame holds it yet */
+	p.site.caller = PT_REGS_RET(ctx);
+#else
 	bpf_probe_read_user(&p.site.caller, sizeof(p.site.caller), (void *)PT_REGS_SP(ctx));
+#endif
 	v = bpf_map_lookup_elem(&lt_al_sites, &p.site);
 	if (!v) {
 		bpf_map_update_elem(&lt_al_sites, &p.site, &zero, BPF_NOEXIST);

@@ -90,9 +90,16 @@ static __always_inline bool lt_uw_walk(struct lt_stack *b)
 		return false;
 	}
 	regs = lt_user_regs();
+#ifdef LT_UW_ARM64
+	s->ip = PT_REGS_IP_CORE(regs);
+	s->sp = PT_REGS_SP_CORE(regs);
+	s->bp = PT_REGS_FP_CORE(regs);
+	s->lr = PT_REGS_RET_CORE(regs);
+#else
 	s->ip = BPF_CORE_READ(regs, ip);
 	s->sp = BPF_CORE_READ(regs, sp);
 	s->bp = BPF_CORE_READ(regs, bp);
+#endif
 	s->n = 0;
 	for (i = 0; i <= LT_STACK_DEPTH; i++) {
 		r = lt_uw_step(i);

@@ -56,10 +56,13 @@ struct {
 	__type(value, struct lt_uw_proc);
 } lt_uw_procs __weak SEC(".maps");
 
-/* the walk in progress: registers of the frame being unwound */
+/* the walk in progress: registers of the frame being unwound (bp: rbp, arm64's x29) */
 struct lt_uw_state {
 	__u64 ip, sp, bp;
 	__u32 tgid, n;
+#ifdef LT_UW_ARM64
+	__u64 lr; /* x30 of the interrupted frame: a return address only before it is saved */
+#endif
 };
 
 struct {

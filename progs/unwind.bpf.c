@@ -2,6 +2,7 @@
 /*
  * One step of the user-stack walker (lt_uw_walk in lt_prof.bpf.h): the caller's frame from the
  * unwind rows of the mapping that holds the pc (headers/lt_unwind.h), else by frame pointer.
+ * x86_64 and arm64 share the search; the step's end is each one's (the return address rule).
  */
 #include "lt_stack.bpf.h"
 
@@ -81,6 +82,55 @@ __noinline int lt_uw_step(__u32 depth)
 		if (r)
 			kind = r->kind & LT_UW_CFA_MASK;
 	}
+#ifdef LT_UW_ARM64
+	bp = s->bp;
+	switch (kind) {
+	case LT_UW_CFA_SP:
+		cfa = s->sp + r->cfa_off;
+		break;
+	case LT_UW_CFA_FP:
+		cfa = s->bp + r->cfa_off;
+		break;
+	case LT_UW_END:
+		return LT_UW_DONE;
+	case LT_UW_EXPR:
+		return LT_UW_STOP_EXPR;
+	case LT_UW_SIGNAL:
+		return LT_UW_STOP_SIGNAL;
+	default:
+		/* no rows here: the frame record x29 points at, {caller's x29, x30} */
+		lt_prof_inc(LT_PC_UW_FP);
+		if (!bp || bp < s->sp || bpf_probe_read_user(&bp, sizeof(bp), (void *)bp))
+			return LT_UW_STOP_READ;
+		cfa = s->bp + 16;
+		r = NULL;
+		break;
+	}
+	if (r && !(r->kind & LT_UW_RA_SAVED)) {
+		/* still in x30 (a leaf, a prologue): known for the interrupted frame only; its CFA
+		 * may be sp itself */
+		if (depth || cfa < s->sp)
+			return LT_UW_STOP_READ;
+		ra = s->lr;
+	} else if (cfa <= s->sp ||
+		   bpf_probe_read_user(&ra, sizeof(ra), (void *)(r ? cfa + r->ra_off : cfa - 8))) {
+		return LT_UW_STOP_READ;
+	}
+	/* a PAC (and a tag) above the user VA bits: stripped where the row says the address is
+	 * signed, and in frame records, which do not say */
+	if (!r || (r->kind & LT_UW_RA_SIGNED))
+		ra &= LT_UW_USER_END - 1;
+	if (ra >= LT_UW_USER_END)
+		return LT_UW_STOP_READ;
+	if (r && (r->kind & LT_UW_FP_SAVED) &&
+	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8 * (__s64)r->fp_off)))
+		return LT_UW_STOP_READ;
+	s->ip = ra;
+	s->sp = cfa;
+	s->bp = bp;
+	return ra ? LT_UW_GO : LT_UW_DONE;
+}
+#else
 	bp = s->bp;
 	switch (kind) {
 	case LT_UW_CFA_SP:
@@ -122,4 +172,5 @@ __noinline int lt_uw_step(__u32 depth)
 	s->bp = bp;
 	return ra ? LT_UW_GO : LT_UW_DONE;
 }
+#endif
 

@@ -4,7 +4,9 @@
  * lengths, remember/restore, the PLT's expression, an undefined return address, signal frames,
  * .debug_frame versions, truncation), an ELF without section headers, then every row binutils'
  * readelf --debug-dump=frames-interp prints for real files checked against the rule our rows give
- * at its address, and a perturbed row to show that check can fail.
+ * at its address, and a perturbed row to show that check can fail. arm64: an arm64 CIE and FDEs
+ * by hand (the RA rule, x29, PAC's negate_ra_state), the packed rows, and a program built by an
+ * aarch64 gcc (with and without -mbranch-protection) checked against readelf the same way.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -19,6 +21,13 @@
 
 #include "cfi.h"
 #include "tap.h"
+
+/* this machine's libraries: the cross-checks read real files of the architecture it runs */
+#ifdef __aarch64__
+#define LIBDIR "/lib/aarch64-linux-gnu"
+#else
+#define LIBDIR "/lib/x86_64-linux-gnu"
+#endif
 
 /* ---- building sections ---- */
 
@@ -120,6 +129,7 @@ static void ent_end(struct buf *b, size_t at, bool is64)
 #define VAL_OFF 0x14
 #define ARGS_SIZE 0x2e
 #define NEG_OFF_EXT 0x2f
+#define NEG_RA 0x2d /* DW_CFA_AARCH64_negate_ra_state */
 
 /*
  * An .eh_frame CIE: code factor 1, data factor df, ra 16, initial CFA rsp + 8 and ra at CFA - 8;
@@ -181,12 +191,21 @@ struct want {
 	int8_t fp_off;
 };
 
-static int parse_finish(const struct buf *eh, const struct buf *debug, struct lt_cfi_rows *r,
-			struct lt_cfi_stats *st)
+/* arm64's: the return address's slot too */
+struct want64 {
+	uint32_t pc;
+	uint8_t kind;
+	int16_t cfa_off;
+	int8_t fp_off;
+	int16_t ra_off;
+};
+
+static int parse_finish_m(const struct buf *eh, const struct buf *debug, uint16_t machine,
+			  struct lt_cfi_rows *r, struct lt_cfi_stats *st)
 {
 	int err = 0;
 
-	*r = (struct lt_cfi_rows){ 0 };
+	*r = (struct lt_cfi_rows){ .machine = machine };
 	*st = (struct lt_cfi_stats){ 0 };
 	if (eh)
 		err = lt_cfi_parse(eh->b, eh->n, SEC_VADDR, true, r, st);
@@ -197,26 +216,46 @@ static int parse_finish(const struct buf *eh, const struct buf *debug, struct lt
 	return err;
 }
 
-static bool rows_are(const struct lt_cfi_rows *r, const struct want *w, size_t n)
+static int parse_finish(const struct buf *eh, const struct buf *debug, struct lt_cfi_rows *r,
+			struct lt_cfi_stats *st)
+{
+	return parse_finish_m(eh, debug, 0, r, st);
+}
+
+static bool rows_are64(const struct lt_cfi_rows *r, const struct want64 *w, size_t n)
 {
 	bool same = r->n == n;
 
 	for (size_t i = 0; same && i < n; i++)
 		same = r->v[i].pc == w[i].pc && r->v[i].kind == w[i].kind &&
-		       r->v[i].cfa_off == w[i].cfa_off && r->v[i].fp_off == w[i].fp_off;
+		       r->v[i].cfa_off == w[i].cfa_off && r->v[i].fp_off == w[i].fp_off &&
+		       r->v[i].ra_off == w[i].ra_off;
 	if (!same) {
 		printf("#   got %zu rows:", r->n);
 		for (size_t i = 0; i < r->n; i++)
-			printf(" %#x:%u/%d/%d", r->v[i].pc, r->v[i].kind, r->v[i].cfa_off,
-			       r->v[i].fp_off);
+			printf(" %#x:%#x/%d/%d/%d", r->v[i].pc, r->v[i].kind, r->v[i].cfa_off,
+			       r->v[i].fp_off, r->v[i].ra_off);
 		printf("\n");
 	}
 	return same;
 }
 
+static bool rows_are(const struct lt_cfi_rows *r, const struct want *w, size_t n)
+{
+	struct want64 w64[64];
+
+	for (size_t i = 0; i < n && i < 64; i++)
+		w64[i] = (struct want64){ w[i].pc, w[i].kind, w[i].cfa_off, w[i].fp_off, 0 };
+	return n <= 64 && rows_are64(r, w64, n);
+}
+
 #define CHECK_ROWS(r, name, ...)                                                         \
 	ok(rows_are(r, (const struct want[]){ __VA_ARGS__ },                             \
 		    sizeof((const struct want[]){ __VA_ARGS__ }) / sizeof(struct want)), \
+	   "%s", name)
+#define CHECK_ROWS64(r, name, ...)                                                             \
+	ok(rows_are64(r, (const struct want64[]){ __VA_ARGS__ },                               \
+		      sizeof((const struct want64[]){ __VA_ARGS__ }) / sizeof(struct want64)), \
 	   "%s", name)
 
 #define SP LT_UW_CFA_SP
@@ -229,14 +268,20 @@ static bool rows_are(const struct lt_cfi_rows *r, const struct want *w, size_t n
 /* rows sorted, strictly, no two alike in a row, kinds valid */
 static bool well_formed(const struct lt_cfi_rows *r)
 {
+	bool a64 = r->machine == EM_AARCH64;
+	uint8_t flags = LT_UW_FP_SAVED | (a64 ? LT_UW_RA_SAVED | LT_UW_RA_SIGNED : 0);
+
 	for (size_t i = 0; i < r->n; i++) {
 		uint8_t k = r->v[i].kind & LT_UW_CFA_MASK;
 
-		if (k > LT_UW_NONE || (r->v[i].kind & ~(LT_UW_CFA_MASK | LT_UW_FP_SAVED)))
+		if (k > LT_UW_NONE || (r->v[i].kind & ~(LT_UW_CFA_MASK | flags)) ||
+		    (a64 && k == LT_UW_CFA_PLT) ||
+		    (!(r->v[i].kind & LT_UW_RA_SAVED) && r->v[i].ra_off))
 			return false;
 		if (i && (r->v[i].pc <= r->v[i - 1].pc || (r->v[i].kind == r->v[i - 1].kind &&
 							   r->v[i].cfa_off == r->v[i - 1].cfa_off &&
-							   r->v[i].fp_off == r->v[i - 1].fp_off)))
+							   r->v[i].fp_off == r->v[i - 1].fp_off &&
+							   r->v[i].ra_off == r->v[i - 1].ra_off)))
 			return false;
 	}
 	return true;
@@ -653,8 +698,14 @@ static void test_no_sections(const char *path)
 	eh->e_shoff = 0;
 	eh->e_shnum = 0;
 	eh->e_shstrndx = 0;
-	ok(!rows_of_image(img, len, &b, &sb) && b.n == a.n && !memcmp(a.v, b.v, a.n * sizeof(*a.v)),
-	   "%s without section headers: the same %zu rows by .eh_frame_hdr", path, b.n);
+	if (a.machine == EM_AARCH64) /* arm64's .plt row needs its section header: 2 rows less */
+		ok(!rows_of_image(img, len, &b, &sb) && b.n <= a.n && b.n + 2 >= a.n,
+		   "%s without section headers: %zu rows by .eh_frame_hdr (%zu with the .plt)",
+		   path, b.n, a.n);
+	else
+		ok(!rows_of_image(img, len, &b, &sb) && b.n == a.n &&
+			   !memcmp(a.v, b.v, a.n * sizeof(*a.v)),
+		   "%s without section headers: the same %zu rows by .eh_frame_hdr", path, b.n);
 	lt_cfi_rows_free(&a);
 	lt_cfi_rows_free(&b);
 	free(img);
@@ -664,10 +715,37 @@ static void test_no_sections(const char *path)
 static char vdso_path[] = "/tmp/test_cfi_vdso.XXXXXX";
 static const char *vdso_file;
 
+/* .eh_frame or .debug_frame by section header, or a PT_GNU_EH_FRAME segment */
+static bool image_has_cfi(uint8_t *img, size_t len)
+{
+	Elf *elf = elf_memory((char *)img, len);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx, nph = 0;
+	bool has = false;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+
+	if (!elf)
+		return false;
+	if (!elf_getshdrstrndx(elf, &shstrndx))
+		while (!has && (scn = elf_nextscn(elf, scn))) {
+			const char *name = gelf_getshdr(scn, &sh)
+						   ? elf_strptr(elf, shstrndx, sh.sh_name)
+						   : NULL;
+
+			has = name && (!strcmp(name, ".eh_frame") || !strcmp(name, ".debug_frame"));
+		}
+	if (!elf_getphdrnum(elf, &nph))
+		for (size_t k = 0; k < nph && !has; k++)
+			has = gelf_getphdr(elf, (int)k, &ph) && ph.p_type == PT_GNU_EH_FRAME;
+	elf_end(elf);
+	return has;
+}
+
 static void test_vdso(void)
 {
 	char *path = vdso_path;
-	int fd;
+	int fd, err;
 	unsigned long lo = 0, hi = 0;
 	struct lt_cfi_rows r;
 	struct lt_cfi_stats st;
@@ -688,8 +766,13 @@ static void test_vdso(void)
 	if (!img)
 		return;
 	memcpy(img, (const void *)lo, hi - lo);
-	ok(!rows_of_image(img, hi - lo, &r, &st) && r.n && well_formed(&r) && !st.bad_entries,
-	   "[vdso]: %zu rows from %llu FDEs", r.n, (unsigned long long)st.fdes);
+	err = rows_of_image(img, hi - lo, &r, &st);
+	/* arm64's vdso may come without CFI (6.12's has none): then no rows, -ENOENT */
+	if (image_has_cfi(img, hi - lo))
+		ok(!err && r.n && well_formed(&r) && !st.bad_entries,
+		   "[vdso]: %zu rows from %llu FDEs", r.n, (unsigned long long)st.fdes);
+	else
+		ok(err == -ENOENT && !r.n, "[vdso] without CFI: -ENOENT, no rows (%d)", err);
 	lt_cfi_rows_free(&r);
 	/* and as a file, for readelf */
 	fd = mkstemp(path);
@@ -714,6 +797,115 @@ static void test_not_x86(void)
 	lt_cfi_rows_free(&r);
 }
 
+/* ---- arm64 ---- */
+
+#define RA_SAVED LT_UW_RA_SAVED
+#define SIGNED LT_UW_RA_SIGNED
+
+/* An arm64 .eh_frame CIE as gcc writes it: code factor 4, data factor -8, ra x30, CFA sp + 0. */
+static size_t cie_a64(struct buf *b, const char *aug)
+{
+	size_t at = ent_begin(b, false);
+
+	uN(b, 0, 4);
+	u8(b, 1);
+	bytes(b, aug, strlen(aug) + 1);
+	uleb(b, 4);
+	sleb(b, -8);
+	u8(b, 30);
+	uleb(b, 1);
+	u8(b, 0x1b); /* R: pcrel sdata4; B, the B key, has no data */
+	BYTES(b, DEF_CFA, 31, 0);
+	ent_end(b, at, false);
+	return at;
+}
+
+static void test_a64(void)
+{
+	struct lt_cfi_rows r;
+	struct lt_cfi_stats st;
+	struct buf b = { 0 };
+	size_t c = cie_a64(&b, "zR");
+	struct lt_uw_row_arm64 p[8];
+	struct lt_uw_row_x86 q[8];
+
+	/* paciasp; stp x29, x30, [sp, -32]!; mov x29, sp; ...; ldp x29, x30, [sp], 32; autiasp;
+	 * ret: 4-byte advances */
+	FDE(&b, c, 0x2000, 0x28, ADV(1), NEG_RA, ADV(1), DEF_CFA_OFF, 32, OFF(29), 4, OFF(30), 3,
+	    ADV(1), DEF_CFA_REG, 29, ADV(4), RESTORE(30), RESTORE(29), DEF_CFA, 31, 0, ADV(1),
+	    NEG_RA);
+	ok(!parse_finish_m(&b, NULL, EM_AARCH64, &r, &st), "arm64: parses");
+	CHECK_ROWS64(&r, "arm64: x30 until stp saves it, signed from paciasp to autiasp",
+		     { 0x2000, SP, 0, 0, 0 }, { 0x2004, SP | SIGNED, 0, 0, 0 },
+		     { 0x2008, SP | SAVED | RA_SAVED | SIGNED, 32, -4, -24 },
+		     { 0x200c, FP | SAVED | RA_SAVED | SIGNED, 32, -4, -24 },
+		     { 0x201c, SP | SIGNED, 0, 0, 0 }, { 0x2020, SP, 0, 0, 0 },
+		     { 0x2028, LT_UW_NONE, 0, 0, 0 });
+	ok(st.signed_rows == 4 && st.fp_rows == 2 && !st.bad_entries && !st.expr_rows &&
+		   well_formed(&r),
+	   "arm64: counted (signed %llu fp %llu)", (unsigned long long)st.signed_rows,
+	   (unsigned long long)st.fp_rows);
+	ok(lt_cfi_row_size(&r) == 16 && sizeof(p[0]) == 16 && sizeof(q[0]) == 8,
+	   "arm64: 16-byte walker rows, x86_64's 8");
+	if (r.n == 7) {
+		lt_cfi_pack_arm64(r.v, r.n, p);
+		ok(p[3].pc == 0x200c && p[3].kind == (FP | SAVED | RA_SAVED | SIGNED) &&
+			   p[3].cfa_off == 32 && p[3].fp_off == -4 && p[3].ra_off == -24 &&
+			   p[6].kind == LT_UW_NONE && p[6].pc == 0x2028,
+		   "arm64: packed as the walker reads them");
+	}
+#ifdef __aarch64__
+	ok(!lt_cfi_pack(&r, (struct lt_uw_row *)p), "arm64 rows pack for this (arm64) walker");
+#else
+	ok(lt_cfi_pack(&r, (struct lt_uw_row *)q) == -ENOTSUP,
+	   "arm64 rows do not pack for this (x86_64) walker");
+#endif
+	lt_cfi_rows_free(&r);
+
+	/* the same bytes as x86_64's: 0x2d is no x86_64 instruction, the FDE is malformed */
+	ok(!parse_finish_m(&b, NULL, EM_X86_64, &r, &st) && !r.n && st.bad_entries == 1,
+	   "arm64's negate_ra_state in an x86_64 FDE: dropped and counted");
+	lt_cfi_rows_free(&r);
+
+	/* the B key; remember/restore keeps the PAC state; rules the row cannot hold */
+	b.n = 0;
+	c = cie_a64(&b, "zRB");
+	FDE(&b, c, 0x3000, 0x14, NEG_RA, ADV(1), DEF_CFA_OFF, 16, OFF(30), 2, REMEMBER, ADV(1),
+	    RESTORE(30), DEF_CFA_OFF, 0, NEG_RA, ADV(1), RESTORE_STATE);
+	FDE(&b, c, 0x3100, 0x8, UNDEF, 30); /* _start: the outermost frame */
+	FDE(&b, c, 0x3200, 0x8, DEF_CFA, 19, 16); /* CFA from x19 */
+	FDE(&b, c, 0x3300, 0x8, REGISTER, 30, 19); /* x30 moved to x19 */
+	FDE(&b, c, 0x3400, 0x8, DEF_CFA_OFF, 16, OFF(29), 2); /* x29 saved, x30 not */
+	ok(!parse_finish_m(&b, NULL, EM_AARCH64, &r, &st), "arm64 rules: parses");
+	CHECK_ROWS64(
+		&r, "arm64 rules: state, END, EXPR, x29 alone", { 0x3000, SP | SIGNED, 0, 0, 0 },
+		{ 0x3004, SP | RA_SAVED | SIGNED, 16, 0, -16 }, { 0x3008, SP, 0, 0, 0 },
+		{ 0x300c, SP | RA_SAVED | SIGNED, 16, 0, -16 }, { 0x3014, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3100, LT_UW_END, 0, 0, 0 }, { 0x3108, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3200, LT_UW_EXPR, 0, 0, 0 }, { 0x3208, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3300, LT_UW_EXPR, 0, 0, 0 }, { 0x3308, LT_UW_NONE, 0, 0, 0 },
+		{ 0x3400, SP | SAVED, 16, -2, 0 }, { 0x3408, LT_UW_NONE, 0, 0, 0 });
+	lt_cfi_rows_free(&r);
+
+	/* x86_64 rows pack to exactly the compiled rule, 8 bytes */
+	b.n = 0;
+	c = cie_eh(&b, false, "zR", ZR, 1);
+	FDE(&b, c, 0x2000, 0x20, ADV(1), DEF_CFA_OFF, 16, OFF(6), 2, ADV(3), DEF_CFA_REG, 6);
+	ok(!parse_finish(&b, NULL, &r, &st) && r.n == 4, "x86_64 rows: parse");
+	if (r.n == 4) {
+		lt_cfi_pack_x86(r.v, r.n, q);
+		ok(q[2].pc == 0x2004 && q[2].kind == (FP | SAVED) && q[2].cfa_off == 16 &&
+			   q[2].fp_off == -2 && lt_cfi_row_size(&r) == 8,
+		   "x86_64 rows: packed as the walker reads them");
+	}
+#ifndef __aarch64__
+	ok(!lt_cfi_pack(&r, (struct lt_uw_row *)q) &&
+		   !memcmp(&q[2], &(struct lt_uw_row_x86){ 0x2004, 16, FP | SAVED, -2 }, 8),
+	   "x86_64 rows pack for this (x86_64) walker");
+#endif
+	lt_cfi_rows_free(&r);
+}
+
 /* ---- the cross-check against readelf --debug-dump=frames-interp ---- */
 
 struct xrow {
@@ -733,6 +925,7 @@ struct xfile {
 	size_t nrows, rcap;
 	struct xfde *fdes;
 	size_t nfdes, fcap;
+	bool a64; /* an arm64 file: x29 is the "rbp" column, the RA rule is checked too */
 	/* executable sections and .plt, from the section headers */
 	uint64_t exec_lo[64], exec_hi[64];
 	size_t nexec;
@@ -787,7 +980,7 @@ static int table_line(char *line, struct xcols *c, struct xrow *r)
 		for (size_t i = 0; i < n; i++) {
 			if (!strcmp(tok[i], "CFA"))
 				c->cfa = (int)i;
-			else if (!strcmp(tok[i], "rbp"))
+			else if (!strcmp(tok[i], "rbp") || !strcmp(tok[i], "x29"))
 				c->rbp = (int)i;
 			else if (!strcmp(tok[i], "ra"))
 				c->ra = (int)i;
@@ -935,17 +1128,57 @@ static bool num_after(const char *s, const char *prefix, long *v)
 	return !*end;
 }
 
-/* What the row at a readelf row's location must be, from its columns (the rules of cfi.h). */
-static struct lt_uw_row expect(const struct xfile *x, const struct xrow *r)
+/*
+ * arm64: CFA sp+N or x29+N, ra c+N (saved) or u (x30: readelf prints an unset column and an
+ * undefined one alike, so u is also END, see compare), x29 c+N or unchanged. readelf does not
+ * show the PAC state: LT_UW_RA_SIGNED is not compared here.
+ */
+static struct lt_cfi_row expect_a64(const struct xfile *x, const struct xrow *r)
 {
 	const struct xfde *f = &x->fdes[r->fde];
-	struct lt_uw_row w = { .pc = (uint32_t)r->loc }, expr = { .kind = LT_UW_EXPR };
+	struct lt_cfi_row w = { .pc = (uint32_t)r->loc }, expr = { .kind = LT_UW_EXPR };
 	long v;
 
 	if (f->signal)
-		return (struct lt_uw_row){ .kind = LT_UW_SIGNAL };
+		return (struct lt_cfi_row){ .kind = LT_UW_SIGNAL };
+	if (num_after(r->cfa, "sp", &v) || num_after(r->cfa, "x29", &v)) {
+		if (v < INT16_MIN || v > INT16_MAX)
+			return expr;
+		w.kind = r->cfa[0] == 's' ? LT_UW_CFA_SP : LT_UW_CFA_FP;
+		w.cfa_off = (int16_t)v;
+	} else {
+		return expr;
+	}
+	if (num_after(r->ra, "c", &v)) {
+		if (v < INT16_MIN || v > INT16_MAX)
+			return expr;
+		w.kind |= LT_UW_RA_SAVED;
+		w.ra_off = (int16_t)v;
+	} else if (r->ra[0] && strcmp(r->ra, "u") && strcmp(r->ra, "s")) {
+		return expr;
+	}
+	if (!r->rbp[0] || !strcmp(r->rbp, "u") || !strcmp(r->rbp, "s"))
+		return w;
+	if (!num_after(r->rbp, "c", &v) || v % 8 || v / 8 < INT8_MIN || v / 8 > INT8_MAX)
+		return expr;
+	w.kind |= LT_UW_FP_SAVED;
+	w.fp_off = (int8_t)(v / 8);
+	return w;
+}
+
+/* What the row at a readelf row's location must be, from its columns (the rules of cfi.h). */
+static struct lt_cfi_row expect(const struct xfile *x, const struct xrow *r)
+{
+	const struct xfde *f = &x->fdes[r->fde];
+	struct lt_cfi_row w = { .pc = (uint32_t)r->loc }, expr = { .kind = LT_UW_EXPR };
+	long v;
+
+	if (x->a64)
+		return expect_a64(x, r);
+	if (f->signal)
+		return (struct lt_cfi_row){ .kind = LT_UW_SIGNAL };
 	if (!strcmp(r->ra, "u"))
-		return (struct lt_uw_row){ .kind = LT_UW_END };
+		return (struct lt_cfi_row){ .kind = LT_UW_END };
 	if (strcmp(r->ra, "c-8"))
 		return expr;
 	if (!strcmp(r->cfa, "exp")) {
@@ -1000,7 +1233,8 @@ struct xcount {
 	size_t checked, mismatched, ends, skipped, by_cie;
 };
 
-static struct xcount compare(const struct xfile *x, const struct lt_uw_row *v, size_t n, bool quiet)
+static struct xcount compare(const struct xfile *x, const struct lt_cfi_row *v, size_t n,
+			     bool quiet)
 {
 	struct xcount c = { 0 };
 	int shown = 0;
@@ -1008,8 +1242,8 @@ static struct xcount compare(const struct xfile *x, const struct lt_uw_row *v, s
 	for (size_t i = 0; i < x->nrows; i++) {
 		const struct xrow *r = &x->rows[i];
 		const struct xfde *f = &x->fdes[r->fde];
-		const struct lt_uw_row *got;
-		struct lt_uw_row w;
+		const struct lt_cfi_row *got;
+		struct lt_cfi_row w;
 
 		if (!f->used || r->loc < f->start || r->loc >= f->end) {
 			c.skipped++;
@@ -1019,8 +1253,11 @@ static struct xcount compare(const struct xfile *x, const struct lt_uw_row *v, s
 		got = lt_cfi_find(v, n, r->loc);
 		c.checked++;
 		c.by_cie += r->cie;
-		if (got && got->kind == w.kind && got->cfa_off == w.cfa_off &&
-		    got->fp_off == w.fp_off)
+		if (got && (got->kind & ~LT_UW_RA_SIGNED) == w.kind && got->cfa_off == w.cfa_off &&
+		    got->fp_off == w.fp_off && got->ra_off == w.ra_off)
+			continue;
+		/* arm64: readelf's u is also the outermost frame's undefined x30 */
+		if (got && x->a64 && !strcmp(r->ra, "u") && got->kind == LT_UW_END)
 			continue;
 		c.mismatched++;
 		if (!quiet && shown++ < 10)
@@ -1034,7 +1271,7 @@ static struct xcount compare(const struct xfile *x, const struct lt_uw_row *v, s
 	/* where an FDE ends and none other starts: LT_UW_NONE */
 	for (size_t i = 0; i < x->nfdes; i++) {
 		const struct xfde *f = &x->fdes[i];
-		const struct lt_uw_row *got;
+		const struct lt_cfi_row *got;
 		bool next = false;
 
 		if (!f->used)
@@ -1105,6 +1342,7 @@ static void cross_check(const char *file, bool perturb, size_t min_checked, size
 	pick_fdes(&x);
 	ok(!rows_of_file(path, &r, &st) && r.n, "%s: %zu rows, %llu FDEs (%llu from .debug_frame)",
 	   path, r.n, (unsigned long long)st.fdes, (unsigned long long)st.debug_fdes);
+	x.a64 = r.machine == EM_AARCH64;
 	ok(well_formed(&r) && !st.bad_entries, "%s: rows well formed, no bad entries (%llu)", path,
 	   (unsigned long long)st.bad_entries);
 	c = compare(&x, r.v, r.n, false);
@@ -1123,10 +1361,11 @@ static void cross_check(const char *file, bool perturb, size_t min_checked, size
 	if (perturb && r.n > 2) {
 		/* the check must notice one row off: a checked row's CFA, then its rbp slot */
 		size_t k = 0;
-		struct lt_uw_row *y;
+		struct lt_cfi_row *y;
 
 		for (size_t i = x.nrows / 2; i < x.nrows && !k; i++)
-			if (x.fdes[x.rows[i].fde].used && !strcmp(x.rows[i].cfa, "rsp+16") &&
+			if (x.fdes[x.rows[i].fde].used &&
+			    !strcmp(x.rows[i].cfa, x.a64 ? "sp+16" : "rsp+16") &&
 			    lt_cfi_find(r.v, r.n, x.rows[i].loc)->pc == x.rows[i].loc)
 				k = (size_t)(lt_cfi_find(r.v, r.n, x.rows[i].loc) - r.v) + 1;
 		ok(k, "self-check: a row to perturb");
@@ -1199,6 +1438,102 @@ static void debug_frame_program(void)
 	rmdir(dir);
 }
 
+/* an aarch64 C compiler: the cross gcc, or this machine's on arm64; NULL when none */
+static const char *a64_cc(void)
+{
+#ifdef __aarch64__
+	return system("command -v cc >/dev/null 2>&1") ? NULL : "cc";
+#else
+	return system("command -v aarch64-linux-gnu-gcc >/dev/null 2>&1") ? NULL
+									  : "aarch64-linux-gnu-gcc";
+#endif
+}
+
+/*
+ * A program built by an aarch64 gcc, with PAC (-mbranch-protection=standard) and without: every
+ * readelf row matches ours (CFA, x29, the RA rule); signed rows exactly in the PAC build; and a
+ * row whose saved return address is dropped is noticed.
+ */
+static void a64_program(void)
+{
+	char dir[] = "/tmp/test_cfi.XXXXXX", src[64], bin[2][64], cmd[512];
+	const char *cc = a64_cc(), *prot[2] = { "none", "standard" };
+	struct lt_cfi_rows r;
+	struct lt_cfi_stats st;
+	FILE *f;
+
+	if (!cc) {
+		ok(1, "# skip no aarch64 compiler (make deps ARCH=arm64 installs one)");
+		return;
+	}
+	if (!mkdtemp(dir)) {
+		ok(0, "a64: a temporary directory");
+		return;
+	}
+	snprintf(src, sizeof(src), "%s/p.c", dir);
+	f = fopen(src, "w");
+	if (f) {
+		fputs("#include <alloca.h>\n#include <string.h>\n"
+		      "__attribute__((noinline)) static int leaf(int x) { return x * 3 + 1; }\n"
+		      "__attribute__((noinline)) static int deep(int n) {\n"
+		      "\tchar *p = alloca(n + 16); memset(p, n, n + 16);\n"
+		      "\treturn n ? deep(n - 1) + p[n] + leaf(n) : 0; }\n"
+		      "__attribute__((noinline)) int many(int a, int b, int c, int d) {\n"
+		      "\tvolatile long v[64]; for (int i = 0; i < 64; i++) v[i] = a * i + b;\n"
+		      "\treturn (int)v[c & 63] + deep(d & 15); }\n"
+		      "int main(int argc, char **argv) { (void)argv;"
+		      " return many(argc, 2, 3, 4) & 1; }\n",
+		      f);
+		fclose(f);
+	}
+	for (int k = 0; k < 2; k++) {
+		snprintf(bin[k], sizeof(bin[k]), "%s/p-%s", dir, prot[k]);
+		snprintf(cmd, sizeof(cmd), "%s -O2 -mbranch-protection=%s -o %s %s", cc, prot[k],
+			 bin[k], src);
+		ok(f && !system(cmd), "a64: %s", cmd);
+		cross_check(bin[k], false, 20, 0);
+		ok(!rows_of_file(bin[k], &r, &st) && r.machine == EM_AARCH64 &&
+			   (k ? st.signed_rows >= 3 : !st.signed_rows) && st.end_rows >= 1,
+		   "a64 %s: %llu signed rows, %llu END (_start)", prot[k],
+		   (unsigned long long)st.signed_rows, (unsigned long long)st.end_rows);
+		if (k) {
+			struct xfile x = { 0 };
+			struct lt_cfi_row *y = NULL;
+
+			read_readelf(bin[k], &x);
+			read_sections(bin[k], &x);
+			pick_fdes(&x);
+			x.a64 = true;
+			for (size_t i = 0; i < r.n && !y; i++)
+				if (r.v[i].kind & LT_UW_RA_SAVED)
+					y = &r.v[i];
+			/* the PLT (no CFI): x30 and sp, from its first byte */
+			ok(x.plt_hi > x.plt_lo && lt_cfi_find(r.v, r.n, x.plt_hi - 1) &&
+				   lt_cfi_find(r.v, r.n, x.plt_hi - 1)->pc == x.plt_lo &&
+				   lt_cfi_find(r.v, r.n, x.plt_hi - 1)->kind == LT_UW_CFA_SP &&
+				   !lt_cfi_find(r.v, r.n, x.plt_hi - 1)->cfa_off,
+			   "a64: the .plt: one row, return address in x30, CFA sp");
+			ok(y && compare(&x, r.v, r.n, true).checked >= 20 &&
+				   !compare(&x, r.v, r.n, true).mismatched,
+			   "a64 self-check: a row with x30 saved, clean");
+			if (y) {
+				y->kind &= (uint8_t)~LT_UW_RA_SAVED;
+				ok(compare(&x, r.v, r.n, true).mismatched >= 1,
+				   "a64 self-check: x30 saved or not is noticed");
+				y->kind |= LT_UW_RA_SAVED;
+				y->ra_off += 8;
+				ok(compare(&x, r.v, r.n, true).mismatched >= 1,
+				   "a64 self-check: x30's slot 8 bytes off is noticed");
+			}
+			xfile_free(&x);
+		}
+		lt_cfi_rows_free(&r);
+		unlink(bin[k]);
+	}
+	unlink(src);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	elf_version(EV_CURRENT);
@@ -1211,13 +1546,15 @@ int main(void)
 	test_debug_frame();
 	test_truncated();
 	test_not_x86();
+	test_a64();
 	test_vdso();
-	test_no_sections("/lib/x86_64-linux-gnu/libc.so.6");
+	test_no_sections(LIBDIR "/libc.so.6");
 
-	cross_check("/lib/x86_64-linux-gnu/libc.so.6", true, 10000, 0);
+	cross_check(LIBDIR "/libc.so.6", true, 10000, 0);
 	cross_check("/usr/bin/python3", true, 10000, 0);
-	cross_check("/lib/x86_64-linux-gnu/libstdc++.so.6", false, 10000, 0);
+	cross_check(LIBDIR "/libstdc++.so.6", false, 10000, 0);
 	debug_frame_program();
+	a64_program();
 	if (vdso_file) {
 		cross_check(vdso_file, false, 10, 0);
 		unlink(vdso_file);

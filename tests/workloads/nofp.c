@@ -22,7 +22,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __aarch64__
+/* the virtual counter: arm64's TSC (a fixed frequency, readable from user space) */
+static inline uint64_t cycles(void)
+{
+	uint64_t v;
+
+	asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+}
+#else
 #include <x86intrin.h>
+#define cycles() __rdtsc()
+#endif
 
 #define NOFP_FN __attribute__((noinline, noclone))
 /* after a call: the caller still has work to do, so the call is not a tail jump */
@@ -38,7 +50,7 @@ void nofp_lib_outer(uint64_t n);
 
 static volatile uint64_t sink;
 static void *volatile keep;
-/* TSC ticks in a slice of split */
+/* counter ticks (TSC, cntvct_el0) in a slice of split */
 static uint64_t slice;
 
 static double now(void)
@@ -61,19 +73,19 @@ static void calibrate(void)
 	uint64_t c0, c1;
 
 	t0 = now();
-	c0 = __rdtsc();
+	c0 = cycles();
 	nanosleep(&ts, NULL);
 	t1 = now();
-	c1 = __rdtsc();
+	c1 = cycles();
 	slice = (uint64_t)((c1 - c0) / ((t1 - t0) * 1e9) * SLICE_NS);
 	if (!slice)
 		slice = 1;
 }
 
-/* spins until the TSC reaches end; rdtsc inline: no call that a sample could land in */
+/* spins until the counter reaches end; read inline: no call that a sample could land in */
 NOFP_FN void nofp_leaf(uint64_t end)
 {
-	while (__rdtsc() < end) {
+	while (cycles() < end) {
 		for (int i = 0; i < 64; i++)
 			sink += i * 2654435761u;
 	}
@@ -97,7 +109,7 @@ NOFP_FN void nofp_outer(void)
 {
 	volatile uint64_t pad[8];
 
-	pad[0] = __rdtsc();
+	pad[0] = cycles();
 	pad[0] -= pad[0] % (4 * slice);
 	nofp_heavy(pad[0]);
 	KEEP_CALL();

@@ -67,10 +67,19 @@ __attribute__((noinline)) void lt_block_sleep(void)
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	long ret;
 
+#ifdef __aarch64__
+	register long nr asm("x8") = SYS_nanosleep;
+	register long x0 asm("x0") = (long)&ts;
+	register long x1 asm("x1") = 0;
+
+	asm volatile("svc #0" : "+r"(x0) : "r"(nr), "r"(x1) : "memory");
+	ret = x0;
+#else
 	asm volatile("syscall"
 		     : "=a"(ret)
 		     : "0"((long)SYS_nanosleep), "D"(&ts), "S"(0L)
 		     : "rcx", "r11", "memory");
+#endif
 	(void)ret;
 }
 
