@@ -49,6 +49,41 @@ static __always_inline const struct lt_uw_map *uw_map(const struct lt_uw_proc *p
 	return &p->m[(lo - 1) & (LT_UW_MAPS - 1)];
 }
 
+#ifdef LT_UW_ARM64
+/* The return address of the frame whose CFA is cfa (r: its row, NULL after a frame-pointer
+ * step); non-zero: none to trust. */
+static __always_inline int uw_ra(const struct lt_uw_state *s, const struct lt_uw_row *r, __u64 cfa,
+				 __u32 depth, __u64 *ra)
+{
+	if (r && !(r->kind & LT_UW_RA_SAVED)) {
+		/* still in x30 (a leaf, a prologue): known for the interrupted frame only; its CFA
+		 * may be sp itself */
+		if (depth || cfa < s->sp)
+			return 1;
+		*ra = s->lr;
+	} else if (cfa <= s->sp ||
+		   bpf_probe_read_user(ra, sizeof(*ra), (void *)(r ? cfa + r->ra_off : cfa - 8))) {
+		return 1;
+	}
+	/* a PAC (and a tag) above the user VA bits: stripped where the row says the address is
+	 * signed, and in frame records, which do not say */
+	if (!r || (r->kind & LT_UW_RA_SIGNED))
+		*ra &= LT_UW_USER_END - 1;
+	return *ra >= LT_UW_USER_END;
+}
+#else
+static __always_inline int uw_ra(const struct lt_uw_state *s, const struct lt_uw_row *r, __u64 cfa,
+				 __u32 depth, __u64 *ra)
+{
+	/* a caller's frame lies above its callee's: anything else is a corrupt or foreign stack */
+	if (cfa <= s->sp || bpf_probe_read_user(ra, sizeof(*ra), (void *)(cfa - 8)))
+		return 1;
+	/* past the user half of the address space: not a return address (a frame pointer that was
+	 * no frame pointer read garbage) */
+	return *ra >= LT_UW_USER_END;
+}
+#endif
+
 /* See lt_prof.bpf.h (lt_uw_walk). depth: frames done; from the second on, pc is the return address - 1. */
 __noinline int lt_uw_step(__u32 depth)
 {
@@ -82,7 +117,6 @@ __noinline int lt_uw_step(__u32 depth)
 		if (r)
 			kind = r->kind & LT_UW_CFA_MASK;
 	}
-#ifdef LT_UW_ARM64
 	bp = s->bp;
 	switch (kind) {
 	case LT_UW_CFA_SP:
@@ -91,57 +125,11 @@ __noinline int lt_uw_step(__u32 depth)
 	case LT_UW_CFA_FP:
 		cfa = s->bp + r->cfa_off;
 		break;
-	case LT_UW_END:
-		return LT_UW_DONE;
-	case LT_UW_EXPR:
-		return LT_UW_STOP_EXPR;
-	case LT_UW_SIGNAL:
-		return LT_UW_STOP_SIGNAL;
-	default:
-		/* no rows here: the frame record x29 points at, {caller's x29, x30} */
-		lt_prof_inc(LT_PC_UW_FP);
-		if (!bp || bp < s->sp || bpf_probe_read_user(&bp, sizeof(bp), (void *)bp))
-			return LT_UW_STOP_READ;
-		cfa = s->bp + 16;
-		r = NULL;
-		break;
-	}
-	if (r && !(r->kind & LT_UW_RA_SAVED)) {
-		/* still in x30 (a leaf, a prologue): known for the interrupted frame only; its CFA
-		 * may be sp itself */
-		if (depth || cfa < s->sp)
-			return LT_UW_STOP_READ;
-		ra = s->lr;
-	} else if (cfa <= s->sp ||
-		   bpf_probe_read_user(&ra, sizeof(ra), (void *)(r ? cfa + r->ra_off : cfa - 8))) {
-		return LT_UW_STOP_READ;
-	}
-	/* a PAC (and a tag) above the user VA bits: stripped where the row says the address is
-	 * signed, and in frame records, which do not say */
-	if (!r || (r->kind & LT_UW_RA_SIGNED))
-		ra &= LT_UW_USER_END - 1;
-	if (ra >= LT_UW_USER_END)
-		return LT_UW_STOP_READ;
-	if (r && (r->kind & LT_UW_FP_SAVED) &&
-	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8 * (__s64)r->fp_off)))
-		return LT_UW_STOP_READ;
-	s->ip = ra;
-	s->sp = cfa;
-	s->bp = bp;
-	return ra ? LT_UW_GO : LT_UW_DONE;
-}
-#else
-	bp = s->bp;
-	switch (kind) {
-	case LT_UW_CFA_SP:
-		cfa = s->sp + r->cfa_off;
-		break;
-	case LT_UW_CFA_FP:
-		cfa = s->bp + r->cfa_off;
-		break;
+#ifndef LT_UW_ARM64
 	case LT_UW_CFA_PLT:
 		cfa = s->sp + 8 + ((s->ip & 15) >= 11 ? 8 : 0);
 		break;
+#endif
 	case LT_UW_END:
 		return LT_UW_DONE;
 	case LT_UW_EXPR:
@@ -149,7 +137,8 @@ __noinline int lt_uw_step(__u32 depth)
 	case LT_UW_SIGNAL:
 		return LT_UW_STOP_SIGNAL;
 	default:
-		/* no rows here (JIT code, a gap, a file without CFI): the frame pointer chain */
+		/* no rows here (JIT code, a gap, a file without CFI): the frame pointer chain (x86's
+		 * rbp and arm64's x29 both point at {caller's fp, return address}) */
 		lt_prof_inc(LT_PC_UW_FP);
 		if (!bp || bp < s->sp || bpf_probe_read_user(&bp, sizeof(bp), (void *)bp))
 			return LT_UW_STOP_READ;
@@ -157,12 +146,7 @@ __noinline int lt_uw_step(__u32 depth)
 		r = NULL;
 		break;
 	}
-	/* a caller's frame lies above its callee's: anything else is a corrupt or foreign stack */
-	if (cfa <= s->sp || bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
-		return LT_UW_STOP_READ;
-	/* past the user half of the address space: not a return address (a frame pointer that was
-	 * no frame pointer read garbage) */
-	if (ra >= LT_UW_USER_END)
+	if (uw_ra(s, r, cfa, depth, &ra))
 		return LT_UW_STOP_READ;
 	if (r && (r->kind & LT_UW_FP_SAVED) &&
 	    bpf_probe_read_user(&bp, sizeof(bp), (void *)(cfa + 8 * (__s64)r->fp_off)))
@@ -172,5 +156,4 @@ __noinline int lt_uw_step(__u32 depth)
 	s->bp = bp;
 	return ra ? LT_UW_GO : LT_UW_DONE;
 }
-#endif
 
