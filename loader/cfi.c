@@ -304,6 +304,29 @@ static bool fp_of(const struct state *x, struct lt_cfi_row *r)
 	}
 }
 
+/* r with the frame pointer's rule, or an expression row when it has none a row can hold. */
+static struct lt_cfi_row with_fp(const struct state *x, struct lt_cfi_row r)
+{
+	if (!fp_of(x, &r))
+		r = (struct lt_cfi_row){ .kind = LT_UW_EXPR };
+	return r;
+}
+
+/* A register CFA: sp or the frame pointer (the machine's) + an s16; false for any other. */
+static bool cfa_of(const struct state *x, uint64_t sp, uint64_t fp, struct lt_cfi_row *r)
+{
+	if (x->cfa_off < INT16_MIN || x->cfa_off > INT16_MAX)
+		return false;
+	if (x->cfa_reg == sp)
+		r->kind = LT_UW_CFA_SP;
+	else if (x->cfa_reg == fp)
+		r->kind = LT_UW_CFA_FP;
+	else
+		return false;
+	r->cfa_off = (int16_t)x->cfa_off;
+	return true;
+}
+
 /* arm64: CFA from sp or x29; the return address in x30 until saved at CFA + n */
 static struct lt_cfi_row row_of_a64(const struct state *x)
 {
@@ -313,15 +336,8 @@ static struct lt_cfi_row row_of_a64(const struct state *x)
 		r.kind = LT_UW_END;
 		return r;
 	}
-	if (x->cfa_how != C_REG || x->cfa_off < INT16_MIN || x->cfa_off > INT16_MAX)
+	if (x->cfa_how != C_REG || !cfa_of(x, REG_A64_SP, REG_A64_FP, &r))
 		goto expr;
-	if (x->cfa_reg == REG_A64_SP)
-		r.kind = LT_UW_CFA_SP;
-	else if (x->cfa_reg == REG_A64_FP)
-		r.kind = LT_UW_CFA_FP;
-	else
-		goto expr;
-	r.cfa_off = (int16_t)x->cfa_off;
 	switch (x->ra.how) {
 	case R_UNSET: /* the CIE's initial rule: x30 holds it, as at a function's entry */
 	case R_SAME:
@@ -337,12 +353,9 @@ static struct lt_cfi_row row_of_a64(const struct state *x)
 	}
 	if (x->ra_signed)
 		r.kind |= LT_UW_RA_SIGNED;
-	if (!fp_of(x, &r))
-		goto expr;
-	return r;
+	return with_fp(x, r);
 expr:
-	r = (struct lt_cfi_row){ .kind = LT_UW_EXPR };
-	return r;
+	return (struct lt_cfi_row){ .kind = LT_UW_EXPR };
 }
 
 static struct lt_cfi_row row_of(const struct state *x, bool signal, bool a64)
@@ -363,15 +376,8 @@ static struct lt_cfi_row row_of(const struct state *x, bool signal, bool a64)
 		goto expr;
 	switch (x->cfa_how) {
 	case C_REG:
-		if (x->cfa_reg == REG_RSP)
-			r.kind = LT_UW_CFA_SP;
-		else if (x->cfa_reg == REG_RBP)
-			r.kind = LT_UW_CFA_FP;
-		else
+		if (!cfa_of(x, REG_RSP, REG_RBP, &r))
 			goto expr;
-		if (x->cfa_off < INT16_MIN || x->cfa_off > INT16_MAX)
-			goto expr;
-		r.cfa_off = (int16_t)x->cfa_off;
 		break;
 	case C_PLT:
 		r.kind = LT_UW_CFA_PLT;
@@ -380,12 +386,9 @@ static struct lt_cfi_row row_of(const struct state *x, bool signal, bool a64)
 	default:
 		goto expr;
 	}
-	if (!fp_of(x, &r))
-		goto expr;
-	return r;
+	return with_fp(x, r);
 expr:
-	r = (struct lt_cfi_row){ .kind = LT_UW_EXPR };
-	return r;
+	return (struct lt_cfi_row){ .kind = LT_UW_EXPR };
 }
 
 static bool same_rule(const struct lt_cfi_row *a, const struct lt_cfi_row *b)
@@ -808,18 +811,26 @@ static int parse_sec(struct sec *s)
 	return err;
 }
 
+/* A section to parse for out (its machine's registers). */
+static struct sec sec_of(const uint8_t *p, size_t len, uint64_t vaddr, bool eh,
+			 struct lt_cfi_rows *out, struct lt_cfi_stats *st)
+{
+	bool a64 = out->machine == EM_AARCH64;
+
+	return (struct sec){ .p = p,
+			     .len = len,
+			     .vaddr = vaddr,
+			     .eh = eh,
+			     .a64 = a64,
+			     .fp_reg = a64 ? REG_A64_FP : REG_RBP,
+			     .out = out,
+			     .st = st };
+}
+
 int lt_cfi_parse(const uint8_t *sec, size_t len, uint64_t sec_vaddr, bool eh,
 		 struct lt_cfi_rows *out, struct lt_cfi_stats *st)
 {
-	bool a64 = out->machine == EM_AARCH64;
-	struct sec s = { .p = sec,
-			 .len = len,
-			 .vaddr = sec_vaddr,
-			 .eh = eh,
-			 .a64 = a64,
-			 .fp_reg = a64 ? REG_A64_FP : REG_RBP,
-			 .out = out,
-			 .st = st };
+	struct sec s = sec_of(sec, len, sec_vaddr, eh, out, st);
 
 	/* room up front, copies saved: gcc's .eh_frame holds a row per 5 or 6 bytes, an FDE per 40
 	 * (a hint: the vectors grow past it) */
@@ -1025,7 +1036,6 @@ static Elf_Data *load_bytes(Elf *elf, uint64_t vaddr, uint64_t max)
 static int eh_by_hdr(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st, bool *found)
 {
 	struct sec s = { .eh = true, .stop_at_zero = true, .out = out, .st = st };
-	bool a64 = out->machine == EM_AARCH64;
 	Elf_Data *h = NULL, *d;
 	uint64_t eh_vaddr, count, last = 0;
 	uint8_t enc_ptr, enc_count, enc_table;
@@ -1072,15 +1082,8 @@ static int eh_by_hdr(Elf *elf, struct lt_cfi_rows *out, struct lt_cfi_stats *st,
 	if (!d || !d->d_buf)
 		return 0;
 	*found = true;
-	s = (struct sec){ .p = d->d_buf,
-			  .len = d->d_size,
-			  .vaddr = eh_vaddr,
-			  .eh = true,
-			  .stop_at_zero = true,
-			  .a64 = a64,
-			  .fp_reg = a64 ? REG_A64_FP : REG_RBP,
-			  .out = out,
-			  .st = st };
+	s = sec_of(d->d_buf, d->d_size, eh_vaddr, true, out, st);
+	s.stop_at_zero = true;
 	if (last >= eh_vaddr && last - eh_vaddr < s.len &&
 	    rd_entry(&s, (size_t)(last - eh_vaddr), &e) == 1)
 		s.len = e.end;

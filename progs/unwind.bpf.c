@@ -156,4 +156,3 @@ __noinline int lt_uw_step(__u32 depth)
 	s->bp = bp;
 	return ra ? LT_UW_GO : LT_UW_DONE;
 }
-

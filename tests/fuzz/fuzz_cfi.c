@@ -102,6 +102,16 @@ static void check_table(const struct lt_cfi_rows *r, const struct lt_cfi_stats *
 		abort();
 }
 
+/* the checks of parsed rows, the table made from them, and the rows freed */
+static void finish_checked(struct lt_cfi_rows *r, struct lt_cfi_stats *st)
+{
+	check_parsed(r);
+	if (lt_cfi_finish(r, st))
+		abort();
+	check_table(r, st);
+	lt_cfi_rows_free(r);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct lt_cfi_rows r = { 0 };
@@ -120,11 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		r.machine = m ? EM_AARCH64 : EM_X86_64;
 		if (lt_cfi_parse(data, size, SEC_VADDR, true, &r, &st))
 			abort();
-		check_parsed(&r);
-		if (lt_cfi_finish(&r, &st))
-			abort();
-		check_table(&r, &st);
-		lt_cfi_rows_free(&r);
+		finish_checked(&r, &st);
 	}
 
 	/* the first half as .eh_frame, the second as .debug_frame, one table */
@@ -132,11 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (lt_cfi_parse(data, size / 2, SEC_VADDR, true, &r, &st) ||
 	    lt_cfi_parse(data + size / 2, size - size / 2, 0, false, &r, &st))
 		abort();
-	check_parsed(&r);
-	if (lt_cfi_finish(&r, &st))
-		abort();
-	check_table(&r, &st);
-	lt_cfi_rows_free(&r);
+	finish_checked(&r, &st);
 
 	/* an ELF file in memory (libelf may write to the image: a copy) */
 	img = malloc(size ? size : 1);

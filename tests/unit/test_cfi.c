@@ -1128,6 +1128,20 @@ static bool num_after(const char *s, const char *prefix, long *v)
 	return !*end;
 }
 
+/* w with the frame pointer's rule of a readelf row (its rbp/x29 column) */
+static struct lt_cfi_row expect_fp(const struct xrow *r, struct lt_cfi_row w)
+{
+	long v;
+
+	if (!r->rbp[0] || !strcmp(r->rbp, "u") || !strcmp(r->rbp, "s"))
+		return w;
+	if (!num_after(r->rbp, "c", &v) || v % 8 || v / 8 < INT8_MIN || v / 8 > INT8_MAX)
+		return (struct lt_cfi_row){ .kind = LT_UW_EXPR };
+	w.kind |= LT_UW_FP_SAVED;
+	w.fp_off = (int8_t)(v / 8);
+	return w;
+}
+
 /*
  * arm64: CFA sp+N or x29+N, ra c+N (saved) or u (x30: readelf prints an unset column and an
  * undefined one alike, so u is also END, see compare), x29 c+N or unchanged. readelf does not
@@ -1157,13 +1171,7 @@ static struct lt_cfi_row expect_a64(const struct xfile *x, const struct xrow *r)
 	} else if (r->ra[0] && strcmp(r->ra, "u") && strcmp(r->ra, "s")) {
 		return expr;
 	}
-	if (!r->rbp[0] || !strcmp(r->rbp, "u") || !strcmp(r->rbp, "s"))
-		return w;
-	if (!num_after(r->rbp, "c", &v) || v % 8 || v / 8 < INT8_MIN || v / 8 > INT8_MAX)
-		return expr;
-	w.kind |= LT_UW_FP_SAVED;
-	w.fp_off = (int8_t)(v / 8);
-	return w;
+	return expect_fp(r, w);
 }
 
 /* What the row at a readelf row's location must be, from its columns (the rules of cfi.h). */
@@ -1194,13 +1202,7 @@ static struct lt_cfi_row expect(const struct xfile *x, const struct xrow *r)
 	} else {
 		return expr;
 	}
-	if (!r->rbp[0] || !strcmp(r->rbp, "u") || !strcmp(r->rbp, "s"))
-		return w;
-	if (!num_after(r->rbp, "c", &v) || v % 8 || v / 8 < INT8_MIN || v / 8 > INT8_MAX)
-		return expr;
-	w.kind |= LT_UW_FP_SAVED;
-	w.fp_off = (int8_t)(v / 8);
-	return w;
+	return expect_fp(r, w);
 }
 
 static bool in_exec(const struct xfile *x, uint64_t lo, uint64_t hi)
@@ -1395,6 +1397,18 @@ static void cross_check(const char *file, bool perturb, size_t min_checked, size
 	free(path);
 }
 
+/* the C program both compiler tests build: a leaf, recursion with alloca, a big frame */
+static const char test_prog_src[] =
+	"#include <alloca.h>\n#include <string.h>\n"
+	"__attribute__((noinline)) static int leaf(int x) { return x * 3 + 1; }\n"
+	"__attribute__((noinline)) static int deep(int n) {\n"
+	"\tchar *p = alloca(n + 16); memset(p, n, n + 16);\n"
+	"\treturn n ? deep(n - 1) + p[n] + leaf(n) : 0; }\n"
+	"__attribute__((noinline)) int many(int a, int b, int c, int d) {\n"
+	"\tvolatile long v[64]; for (int i = 0; i < 64; i++) v[i] = a * i + b;\n"
+	"\treturn (int)v[c & 63] + deep(d & 15); }\n"
+	"int main(int argc, char **argv) { (void)argv; return many(argc, 2, 3, 4) & 1; }\n";
+
 /*
  * A program whose own functions have only .debug_frame (no asynchronous unwind tables), the
  * C runtime's .eh_frame: both sections in one table. Skipped without a compiler.
@@ -1412,17 +1426,7 @@ static void debug_frame_program(void)
 	snprintf(bin, sizeof(bin), "%s/p", dir);
 	f = fopen(src, "w");
 	if (f) {
-		fputs("#include <alloca.h>\n#include <string.h>\n"
-		      "__attribute__((noinline)) static int leaf(int x) { return x * 3 + 1; }\n"
-		      "__attribute__((noinline)) static int deep(int n) {\n"
-		      "\tchar *p = alloca(n + 16); memset(p, n, n + 16);\n"
-		      "\treturn n ? deep(n - 1) + p[n] + leaf(n) : 0; }\n"
-		      "__attribute__((noinline)) int many(int a, int b, int c, int d) {\n"
-		      "\tvolatile long v[64]; for (int i = 0; i < 64; i++) v[i] = a * i + b;\n"
-		      "\treturn (int)v[c & 63] + deep(d & 15); }\n"
-		      "int main(int argc, char **argv) { (void)argv;"
-		      " return many(argc, 2, 3, 4) & 1; }\n",
-		      f);
+		fputs(test_prog_src, f);
 		fclose(f);
 	}
 	snprintf(cmd, sizeof(cmd),
@@ -1473,17 +1477,7 @@ static void a64_program(void)
 	snprintf(src, sizeof(src), "%s/p.c", dir);
 	f = fopen(src, "w");
 	if (f) {
-		fputs("#include <alloca.h>\n#include <string.h>\n"
-		      "__attribute__((noinline)) static int leaf(int x) { return x * 3 + 1; }\n"
-		      "__attribute__((noinline)) static int deep(int n) {\n"
-		      "\tchar *p = alloca(n + 16); memset(p, n, n + 16);\n"
-		      "\treturn n ? deep(n - 1) + p[n] + leaf(n) : 0; }\n"
-		      "__attribute__((noinline)) int many(int a, int b, int c, int d) {\n"
-		      "\tvolatile long v[64]; for (int i = 0; i < 64; i++) v[i] = a * i + b;\n"
-		      "\treturn (int)v[c & 63] + deep(d & 15); }\n"
-		      "int main(int argc, char **argv) { (void)argv;"
-		      " return many(argc, 2, 3, 4) & 1; }\n",
-		      f);
+		fputs(test_prog_src, f);
 		fclose(f);
 	}
 	for (int k = 0; k < 2; k++) {
