@@ -38,10 +38,13 @@ FLOOR(f_retrans, tcp_retransmit_skb)
 		return 0;                  \
 	}
 
+/* arm64 has no open(2): only the *at tracepoints exist there */
+#ifndef __TARGET_ARCH_arm64
 FLOOR_TP(f_open_eo, sys_enter_open)
+FLOOR_TP(f_open_xo, sys_exit_open)
+#endif
 FLOOR_TP(f_open_eat, sys_enter_openat)
 FLOOR_TP(f_open_eat2, sys_enter_openat2)
-FLOOR_TP(f_open_xo, sys_exit_open)
 FLOOR_TP(f_open_xat, sys_exit_openat)
 FLOOR_TP(f_open_xat2, sys_exit_openat2)
 
