@@ -95,12 +95,15 @@ mostly_named() {
 }
 
 @test "jitmap: a hostile perf map (~160 MB, 14 M entries, none matching) does not stall profile; the cut is counted" {
+	local map new=/tmp/lt-hostile-$$-$BATS_TEST_NUMBER.map out=$BATS_TEST_TMPDIR/folded
+	# 14 M small entries far below its code, written before the process starts (a minute and
+	# more under emulation: not out of its life)
+	LT_TMPDIRS+=("$new")
+	awk 'BEGIN { for (i = 1; i <= 14000000; i++) printf "%x 1 n\n", i * 16 }' >"$new"
 	start_jit 60
-	local map=/tmp/perf-$WL.map out=$BATS_TEST_TMPDIR/folded
-	# replaced (a real file at the process's path) by 14 M small entries far below its code
-	awk 'BEGIN { for (i = 1; i <= 14000000; i++) printf "%x 1 n\n", i * 16 }' >"$map.new"
-	LT_TMPDIRS+=("$map.new")
-	mv "$map.new" "$map"
+	map=/tmp/perf-$WL.map
+	# replaces its map (a real file at the process's path)
+	mv "$new" "$map"
 	echo "# perf map: $(stat -c %s "$map") bytes" >&3
 	local t0=$SECONDS
 	run --separate-stderr -0 /usr/bin/time -f 'maxrss_kb=%M' timeout 60 \
@@ -176,7 +179,10 @@ mostly_named() {
 }
 
 @test "jitmap: JIT names kept when the process exits during the profile" {
-	start_jit 4
+	# it lives for the profile's start (a few seconds more in the emulated guests), then exits
+	local life=4
+	[ -z "${VM_RESULTS:-}" ] || life=10
+	start_jit "$life"
 	local out=$BATS_TEST_TMPDIR/folded
 	profile_jit "$out" 30
 	grep -q "process $WL exited" "$out.err"
