@@ -464,6 +464,48 @@ static int advance(struct run *x, uint64_t delta, bool *done)
 }
 
 /* Runs [p, end): 0, -EINVAL (malformed) or -ENOMEM. The FDE's last row is emitted here. */
+/* An instruction that defines the CFA (a register and offset, or an expression); false for
+ * any other. */
+static bool cfa_insn(struct run *x, uint8_t op, struct rd *r)
+{
+	const struct cie *c = x->c;
+	const uint8_t *blk;
+	uint64_t len;
+
+	switch (op) {
+	case 0x0c: /* DW_CFA_def_cfa */
+		x->x.cfa_how = C_REG;
+		x->x.cfa_reg = rd_uleb(r);
+		x->x.cfa_off = (int64_t)rd_uleb(r);
+		break;
+	case 0x0d: /* DW_CFA_def_cfa_register */
+		x->x.cfa_how = C_REG;
+		x->x.cfa_reg = rd_uleb(r);
+		break;
+	case 0x0e: /* DW_CFA_def_cfa_offset */
+		x->x.cfa_off = (int64_t)rd_uleb(r);
+		break;
+	case 0x0f: /* DW_CFA_def_cfa_expression */
+		blk = rd_block(r, &len);
+		if (blk && !x->s->a64 && len == sizeof(plt_expr) && !memcmp(blk, plt_expr, len))
+			x->x.cfa_how = C_PLT;
+		else if (blk)
+			x->x.cfa_how = C_EXPR;
+		break;
+	case 0x12: /* DW_CFA_def_cfa_sf */
+		x->x.cfa_how = C_REG;
+		x->x.cfa_reg = rd_uleb(r);
+		x->x.cfa_off = (int64_t)((uint64_t)rd_sleb(r) * (uint64_t)c->data_align);
+		break;
+	case 0x13: /* DW_CFA_def_cfa_offset_sf */
+		x->x.cfa_off = (int64_t)((uint64_t)rd_sleb(r) * (uint64_t)c->data_align);
+		break;
+	default:
+		return false;
+	}
+	return true;
+}
+
 static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 {
 	struct rd r = { p, end, false };
@@ -471,7 +513,6 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 	const struct cie *c = x->c;
 	unsigned int depth = 0;
 	bool done = false;
-	const uint8_t *blk;
 	uint64_t reg, len, v;
 	int err = 0;
 
@@ -545,26 +586,6 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 				return -EINVAL;
 			x->x = stack[--depth];
 			break;
-		case 0x0c: /* DW_CFA_def_cfa */
-			x->x.cfa_how = C_REG;
-			x->x.cfa_reg = rd_uleb(&r);
-			x->x.cfa_off = (int64_t)rd_uleb(&r);
-			break;
-		case 0x0d: /* DW_CFA_def_cfa_register */
-			x->x.cfa_how = C_REG;
-			x->x.cfa_reg = rd_uleb(&r);
-			break;
-		case 0x0e: /* DW_CFA_def_cfa_offset */
-			x->x.cfa_off = (int64_t)rd_uleb(&r);
-			break;
-		case 0x0f: /* DW_CFA_def_cfa_expression */
-			blk = rd_block(&r, &len);
-			if (blk && !x->s->a64 && len == sizeof(plt_expr) &&
-			    !memcmp(blk, plt_expr, len))
-				x->x.cfa_how = C_PLT;
-			else if (blk)
-				x->x.cfa_how = C_EXPR;
-			break;
 		case 0x10: /* DW_CFA_expression */
 		case 0x16: /* DW_CFA_val_expression */
 			reg = rd_uleb(&r);
@@ -575,14 +596,6 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 			reg = rd_uleb(&r);
 			set_rule(x, reg, R_OFFSET,
 				 (int64_t)((uint64_t)rd_sleb(&r) * (uint64_t)c->data_align));
-			break;
-		case 0x12: /* DW_CFA_def_cfa_sf */
-			x->x.cfa_how = C_REG;
-			x->x.cfa_reg = rd_uleb(&r);
-			x->x.cfa_off = (int64_t)((uint64_t)rd_sleb(&r) * (uint64_t)c->data_align);
-			break;
-		case 0x13: /* DW_CFA_def_cfa_offset_sf */
-			x->x.cfa_off = (int64_t)((uint64_t)rd_sleb(&r) * (uint64_t)c->data_align);
 			break;
 		case 0x14: /* DW_CFA_val_offset */
 			reg = rd_uleb(&r);
@@ -608,8 +621,9 @@ static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 			set_rule(x, reg, R_OFFSET,
 				 (int64_t)(0 - rd_uleb(&r) * (uint64_t)c->data_align));
 			break;
-		default: /* unknown: its operands cannot be skipped */
-			return -EINVAL;
+		default: /* the CFA's rule, else unknown: its operands cannot be skipped */
+			if (!cfa_insn(x, op, &r))
+				return -EINVAL;
 		}
 		if (r.bad)
 			return -EINVAL;
