@@ -63,7 +63,8 @@ static bool same_file(const char *a, const char *b)
 {
 	struct stat x, y;
 
-	return a && b && !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+	return a && b && !stat(a, &x) && !stat(b, &y) && x.st_dev == y.st_dev &&
+	       x.st_ino == y.st_ino;
 }
 
 static bool is_hex_id(const char *id)
@@ -271,7 +272,12 @@ static void test_libc(struct lt_syms *s, const char *comm)
 
 	/* the vdso is no file: its image is read from memory */
 	h = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+	/* arm64's vdso names its functions __kernel_* */
+#ifdef __aarch64__
+	fn = h ? dlsym(h, "__kernel_clock_gettime") : NULL;
+#else
 	fn = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+#endif
 	if (fn) {
 		lt_syms_user(s, getpid(), comm, addr_of(fn), &f);
 		ok(f.module && !strcmp(f.module, "[vdso]") && f.func &&
@@ -598,11 +604,18 @@ static void test_kernel(struct lt_syms *s)
 	ok(st.kallsyms_loads == 1, "kallsyms read once (%" PRIu64 ")", st.kallsyms_loads);
 }
 
+/* the machine's Debian multiarch directory */
+#ifdef __aarch64__
+#define MULTIARCH_LIB "/lib/aarch64-linux-gnu"
+#else
+#define MULTIARCH_LIB "/lib/x86_64-linux-gnu"
+#endif
+
 /* an LD_PRELOADed malloc (glibc's libmemusage.so) wins over libc's, as in the dynamic linker */
 static void test_preload(void)
 {
-	static const char lib[] = "/lib/x86_64-linux-gnu/libmemusage.so";
-	char *const env[] = { "LD_PRELOAD=/lib/x86_64-linux-gnu/libmemusage.so", NULL };
+	static const char lib[] = MULTIARCH_LIB "/libmemusage.so";
+	char *const env[] = { "LD_PRELOAD=" MULTIARCH_LIB "/libmemusage.so", NULL };
 	char path[4096];
 	uint64_t off = 0, off2 = 1;
 	pid_t pid;
