@@ -111,8 +111,9 @@ mostly_named() {
 	local took=$((SECONDS - t0))
 	echo "# took ${took} s; $(grep -o 'maxrss_kb=[0-9]*' <<<"$stderr")" >&3
 	grep '^lowtrace: unwind:' <<<"$stderr" | sed 's/^/# /' >&3
-	# its duration and a few seconds (the load, the symbolization)
-	[ "$took" -le 9 ]
+	# its duration and a few seconds (the load, the symbolization); in an emulated guest, the
+	# 60 s timeout above is the bound
+	[ -n "${VM_RESULTS:-}" ] || [ "$took" -le 9 ]
 	# the cut is counted, in the summary and in the JSON
 	[[ "$stderr" =~ perf_maps_cut=[1-9] ]]
 	[ "$(jq '.unwind.perf_maps_cut' <<<"$output")" -ge 1 ]
@@ -179,9 +180,10 @@ mostly_named() {
 }
 
 @test "jitmap: JIT names kept when the process exits during the profile" {
-	# it lives for the profile's start (a few seconds more in the emulated guests), then exits
+	# it lives for the profile's start, then exits (an emulated arm64 guest takes over 10 s to
+	# load the profile's programs)
 	local life=4
-	[ -z "${VM_RESULTS:-}" ] || life=10
+	[ -z "${VM_RESULTS:-}" ] || life=30
 	start_jit "$life"
 	local out=$BATS_TEST_TMPDIR/folded
 	profile_jit "$out" 30
