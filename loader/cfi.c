@@ -463,7 +463,6 @@ static int advance(struct run *x, uint64_t delta, bool *done)
 	return 0;
 }
 
-/* Runs [p, end): 0, -EINVAL (malformed) or -ENOMEM. The FDE's last row is emitted here. */
 /* An instruction that defines the CFA (a register and offset, or an expression); false for
  * any other. */
 static bool cfa_insn(struct run *x, uint8_t op, struct rd *r)
@@ -506,6 +505,7 @@ static bool cfa_insn(struct run *x, uint8_t op, struct rd *r)
 	return true;
 }
 
+/* Runs [p, end): 0, -EINVAL (malformed) or -ENOMEM. The FDE's last row is emitted here. */
 static int run_insns(struct run *x, const uint8_t *p, const uint8_t *end)
 {
 	struct rd r = { p, end, false };
