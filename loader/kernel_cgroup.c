@@ -102,10 +102,13 @@ void lt_identity_close(struct lt_identity *id)
 
 /* ---- lt_cg_counts: per-cgroup lifecycle counts (metrics --by) ---- */
 
+#define CG_BATCH 128 /* entries per batch lookup: far more than a bucket ever holds */
+
 struct lt_cg_reader {
 	int fd;
 	int ncpu;
-	struct lt_cg_count *percpu; /* one value per possible CPU */
+	struct lt_cg_count *percpu; /* CG_BATCH entries of one value per possible CPU */
+	__u64 keys[CG_BATCH];
 };
 
 int lt_cg_open(struct lt_cg_reader **out)
@@ -123,7 +126,7 @@ int lt_cg_open(struct lt_cg_reader **out)
 		return err;
 	}
 	r->ncpu = libbpf_num_possible_cpus();
-	r->percpu = r->ncpu > 0 ? calloc(r->ncpu, sizeof(*r->percpu)) : NULL;
+	r->percpu = r->ncpu > 0 ? calloc((size_t)CG_BATCH * r->ncpu, sizeof(*r->percpu)) : NULL;
 	if (!r->percpu) {
 		lt_cg_close(r);
 		return -ENOMEM;
@@ -132,24 +135,78 @@ int lt_cg_open(struct lt_cg_reader **out)
 	return 0;
 }
 
-int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx)
+/* entry i of the last lookup: its counts summed over CPUs, to the callback */
+static void cg_give(struct lt_cg_reader *r, __u32 i, lt_cg_fn cb, void *ctx)
+{
+	const struct lt_cg_count *v = r->percpu + (size_t)i * r->ncpu;
+	uint64_t n[LT_CG_KINDS] = {};
+
+	for (int c = 0; c < r->ncpu; c++)
+		for (int k = 0; k < LT_CG_KINDS; k++)
+			n[k] += v[c].n[k];
+	cb(ctx, r->keys[i], n);
+}
+
+/*
+ * Whole buckets at a time: an entry that stays in the map through the read is given exactly
+ * once. A key-by-key walk is not: while cgroups come and go, the entry it stands on can be
+ * deleted and its element reused in another bucket, and the rest of its bucket is skipped.
+ * 0, or -errno (nothing said about the entries already given).
+ */
+static int cg_read_batch(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx)
+{
+	__u64 cursor = 0; /* a bucket index (4 bytes for a hash): room to spare */
+	bool first = true;
+
+	for (;;) {
+		LIBBPF_OPTS(bpf_map_batch_opts, o);
+		__u32 count = CG_BATCH;
+		int err = bpf_map_lookup_batch(r->fd, first ? NULL : &cursor, &cursor, r->keys,
+					       r->percpu, &count, &o);
+
+		err = err < 0 ? -errno : 0;
+		for (__u32 i = 0; i < count && i < CG_BATCH; i++)
+			cg_give(r, i, cb, ctx);
+		if (err == -ENOENT)
+			return 0; /* the last buckets */
+		if (err)
+			return err;
+		first = false;
+	}
+}
+
+/* one key at a time (a kernel without batch lookups): can skip an entry, see above */
+static int cg_read_keys(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx)
 {
 	__u64 key, next;
 	__u64 *prev = NULL;
 
 	while (bpf_map_get_next_key(r->fd, prev, &next) == 0) {
-		uint64_t n[LT_CG_KINDS] = {};
-
 		key = next;
 		prev = &key;
 		if (bpf_map_lookup_elem(r->fd, &key, r->percpu))
 			continue; /* deleted meanwhile */
-		for (int c = 0; c < r->ncpu; c++)
-			for (int k = 0; k < LT_CG_KINDS; k++)
-				n[k] += r->percpu[c].n[k];
-		cb(ctx, key, n);
+		r->keys[0] = key;
+		cg_give(r, 0, cb, ctx);
 	}
 	return errno == ENOENT ? 0 : -errno;
+}
+
+int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx)
+{
+	/* a failed batch read gave some entries: given again, they count nothing twice */
+	if (cg_read_batch(r, cb, ctx) == 0)
+		return 0;
+	return cg_read_keys(r, cb, ctx);
+}
+
+int lt_cg_get(struct lt_cg_reader *r, uint64_t cgroup_id, lt_cg_fn cb, void *ctx)
+{
+	r->keys[0] = cgroup_id;
+	if (bpf_map_lookup_elem(r->fd, &r->keys[0], r->percpu))
+		return -errno;
+	cg_give(r, 0, cb, ctx);
+	return 0;
 }
 
 void lt_cg_delete(struct lt_cg_reader *r, uint64_t cgroup_id)

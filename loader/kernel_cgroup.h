@@ -43,6 +43,8 @@ struct lt_cg_reader;
 typedef void (*lt_cg_fn)(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS]);
 int lt_cg_open(struct lt_cg_reader **out);
 int lt_cg_read(struct lt_cg_reader *r, lt_cg_fn cb, void *ctx); /* 0 or -errno */
+/* one cgroup's entry to `cb`: 0, or -errno (-ENOENT: none) */
+int lt_cg_get(struct lt_cg_reader *r, uint64_t cgroup_id, lt_cg_fn cb, void *ctx);
 void lt_cg_delete(struct lt_cg_reader *r, uint64_t cgroup_id);
 void lt_cg_close(struct lt_cg_reader *r);
 

@@ -166,6 +166,10 @@ static void by_sweep(struct by_state *b, bool tracked)
 
 		while (c->id && (c->seen != b->scrape ||
 				 (!tracked && lt_ident_gone(&b->ident, c->id, c->first_ns)))) {
+			/* not read but still there (a walk that skipped it): kept, else it
+			 * would count again from 0 when next read */
+			if (c->seen != b->scrape && !lt_cg_get(b->cg, c->id, on_cg, b))
+				continue; /* seen now */
 			if (c->seen == b->scrape)
 				lt_cg_delete(b->cg, c->id);
 			cg_del(b, c); /* another entry may move into slot i: look again */
