@@ -339,10 +339,10 @@ static void answer_waiting(struct lt_http_server *s, uint64_t now)
 	}
 }
 
-void lt_http_pass(struct lt_http_server *s)
+void lt_http_pass(struct lt_http_server *s, unsigned int wait_ms)
 {
 	int lfd = s->lfd;
-	uint64_t now = lt_now_ms(), next = now + 500;
+	uint64_t now = lt_now_ms(), next = now + (wait_ms < 500 ? wait_ms : 500);
 	nfds_t np = 0;
 	bool waiting = false;
 	int r;

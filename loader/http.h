@@ -58,8 +58,8 @@ struct lt_http_server;
  */
 int lt_http_open(struct lt_http_server **out, const char *spec, const struct sockaddr_storage *ss,
 		 socklen_t sl, size_t body, lt_http_scrape_fn scrape, void *ctx);
-/* One pass: wait for the sockets or the nearest deadline (500 ms at most), serve them. */
-void lt_http_pass(struct lt_http_server *srv);
+/* One pass: wait for the sockets or the nearest deadline (wait_ms, 500 at most), serve them. */
+void lt_http_pass(struct lt_http_server *srv, unsigned int wait_ms);
 void lt_http_close(struct lt_http_server *srv);
 
 #endif

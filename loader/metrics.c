@@ -40,13 +40,14 @@ static int serve(const struct metrics_opts *o)
 		return err;
 	err = lt_http_open(&srv, o->listen, &ss, sl, s.need, lt_metrics_scrape, &s);
 	if (!err) {
+		lt_metrics_tick(&s); /* --by: the counts since the load, before the first scrape */
 		lt_catch_stop();
 		signal(SIGPIPE, SIG_IGN); /* a client that hangs up is its own problem */
 		printf("serving http://%s/metrics\n", o->listen);
 		fflush(stdout);
 	}
 	while (!err && !lt_stop)
-		lt_http_pass(srv);
+		lt_http_pass(srv, lt_metrics_tick(&s));
 	lt_http_close(srv);
 	lt_metrics_stop(&s);
 	return err;
@@ -100,6 +101,9 @@ static void help_metrics(void)
 	       "                         uid of the task's cgroup (\"\" when it names none),\n"
 	       "                         counted per cgroup in the kernel (lt_cg_counts, %u\n"
 	       "                         cgroups; beyond: lowtrace_workload_untracked_total)\n"
+	       "                         and read at each scrape and between them, a quarter\n"
+	       "                         of load --cgroup-grace apart: a removed cgroup's\n"
+	       "                         counts are taken before its grace ends\n"
 	       "    --by-max N           values of BY with series of their own (default 100);\n"
 	       "                         a value keeps its series once it has one, later ones\n"
 	       "                         are summed under BY=\"other\", counted by the gauge\n"

@@ -25,10 +25,13 @@ extern const char *const lt_by_names[]; /* by kind: the option's value and the l
 
 /*
  * --by: the lifecycle counts of lt_cg_counts summed per workload (unit, container or pod of
- * each cgroup). Each cgroup gets its label at its first scrape and keeps it, and a label's
- * counter grows by what its cgroups' counts grew since the last scrape: so a counter never
+ * each cgroup). Each cgroup gets its label at its first read and keeps it, and a label's
+ * counter grows by what its cgroups' counts grew since the last read: so a counter never
  * goes down, not when a cgroup goes away and no longer resolves, nor when its kernel entry is
- * deleted. A value keeps its series from its first scrape on; past by_max values, the rest
+ * deleted. Reads come with scrapes and between them, a quarter of the suite's cgroup grace
+ * apart (lt_metrics_tick): a dead cgroup's entry, freed a grace after its death, is read
+ * first whatever the scrape interval. A value keeps its series from its first read on; past
+ * by_max values, the rest
  * are summed under "other". Cgroups the resolver saw go away are deleted from lt_cg_counts
  * after their last counts are taken, so the kernel map holds live cgroups. All tables are
  * allocated at start: a scrape allocates nothing.
@@ -41,8 +44,8 @@ struct by_label {
 struct by_cg {
 	uint64_t id; /* 0: free */
 	uint32_t label; /* index in labels[] */
-	uint32_t seen; /* the scrape that last found it in the kernel map */
-	uint64_t first_ns; /* the scrape that found it first: a whole rescan after it knows */
+	uint32_t seen; /* the read that last found it in the kernel map */
+	uint64_t first_ns; /* the read that found it first: a whole rescan after it knows */
 	uint64_t last[LT_CG_KINDS]; /* the kernel's counts then */
 };
 
@@ -60,16 +63,16 @@ struct by_state {
 	uint64_t nfolded;
 	struct by_cg *cgs; /* open addressing by cgroup id, 2 * LT_CG_MAX */
 	uint32_t cgs_mask, ncgs;
-	uint32_t scrape;
-	uint64_t now_ns, refresh_ns;
+	uint32_t read; /* reads so far */
+	uint64_t now_ns, refresh_ns, read_ns;
 };
 
 /* Tables for `max` values of `kind` (none for BY_NONE); an exit code, lt_by_free either way. */
 int lt_by_init(struct by_state *b, enum by_kind kind, unsigned int max);
 void lt_by_free(struct by_state *b);
 /*
- * This scrape's counts of every cgroup added to their labels' counters, gone cgroups out of
- * the table (and out of lt_cg_counts unless the suite names cgroups itself: `tracked`).
+ * The counts of every cgroup now added to their labels' counters, gone cgroups out of the
+ * table (and out of lt_cg_counts unless the suite names cgroups itself: `tracked`).
  * Returns 0, 1 when the suite has no lt_cg_counts (no series), or -errno.
  */
 int lt_by_read(struct by_state *b, bool tracked);
@@ -116,5 +119,10 @@ int lt_metrics_room(struct lt_metrics *s);
 
 /* The whole exposition into b (lt_http_scrape_fn): 200, or 503 without a suite, 500. */
 int lt_metrics_scrape(void *ctx, struct lt_buf *b);
+/*
+ * Between scrapes: --by's read when it is due (a quarter of the suite's cgroup grace after
+ * the last). Returns the ms until the next is due (the server's longest wait).
+ */
+unsigned int lt_metrics_tick(struct lt_metrics *s);
 
 #endif

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * metrics --by: the cgroups of lt_cg_counts, each with the workload label it got at its first
- * scrape and its counts then, in a table of open addressing (no allocation per scrape); the
+ * read and its counts then, in a table of open addressing (no allocation per read); the
  * labels past --by-max folded into "other". See struct by_label in metrics.h.
  */
 #include <stdio.h>
@@ -151,11 +151,11 @@ static void on_cg(void *ctx, uint64_t cgroup_id, const uint64_t n[LT_CG_KINDS])
 		l->n[k] += n[k] >= c->last[k] ? n[k] - c->last[k] : n[k];
 		c->last[k] = n[k];
 	}
-	c->seen = b->scrape;
+	c->seen = b->read;
 }
 
 /*
- * After a scrape: ids no longer in the map leave the table. The kernel frees a cgroup's
+ * After a read: ids no longer in the map leave the table. The kernel frees a cgroup's
  * entry a grace after its death (progs/cgroup.bpf.c); a suite of a lowtrace before that
  * (`tracked` false) has them deleted here once the resolver saw them go away.
  */
@@ -164,13 +164,13 @@ static void by_sweep(struct by_state *b, bool tracked)
 	for (uint32_t i = 0; i <= b->cgs_mask; i++) {
 		struct by_cg *c = &b->cgs[i];
 
-		while (c->id && (c->seen != b->scrape ||
+		while (c->id && (c->seen != b->read ||
 				 (!tracked && lt_ident_gone(&b->ident, c->id, c->first_ns)))) {
 			/* not read but still there (a walk that skipped it): kept, else it
 			 * would count again from 0 when next read */
-			if (c->seen != b->scrape && !lt_cg_get(b->cg, c->id, on_cg, b))
+			if (c->seen != b->read && !lt_cg_get(b->cg, c->id, on_cg, b))
 				continue; /* seen now */
-			if (c->seen == b->scrape)
+			if (c->seen == b->read)
 				lt_cg_delete(b->cg, c->id);
 			cg_del(b, c); /* another entry may move into slot i: look again */
 		}
@@ -182,13 +182,14 @@ int lt_by_read(struct by_state *b, bool tracked)
 	int err;
 
 	b->now_ns = lt_now_ns(CLOCK_MONOTONIC);
+	b->read_ns = b->now_ns;
 	if (!b->cg)
 		return 1; /* a suite without lt_cg_counts */
 	if (b->now_ns >= b->refresh_ns + BY_REFRESH_NS) {
 		lt_ident_refresh(&b->ident, b->now_ns);
 		b->refresh_ns = b->now_ns;
 	}
-	b->scrape++;
+	b->read++;
 	err = lt_cg_read(b->cg, on_cg, b);
 	if (err)
 		return err;

@@ -785,7 +785,7 @@ const char lt_load_opts_help[] =
 	"                         cgroupfs runtimes put containers there; else cgroup2),\n"
 	"                         cgroup2, or a controller (pids, memory, cpu, ...)\n"
 	"    --cgroup-grace S     a removed cgroup's name and counts stay S seconds for\n"
-	"                         late records and the next scrape (default 300)\n"
+	"                         late records and metrics --by's next read (default 300)\n"
 	"    --cgroup-cap N       cgroups the kernel keeps names of (default 8192)\n";
 
 void lt_print_probes(FILE *f)
