@@ -301,7 +301,7 @@ running() {
 	[[ $st != *") Z "* ]]
 }
 
-@test "kill -9 at random points of load and load --replace (50; 10 in the test VMs, 4 in light ones), then one unload: kernel state as before" {
+@test "kill -9 at random points of load and load --replace (50; 6 in the test VMs, 4 in light ones), then one unload: kernel state as before" {
 	wait_prog_names ""
 	local before t0 t1 span i j pid mode
 	before=$(lt_kernel_state)
@@ -312,7 +312,7 @@ running() {
 	span=$(((t1 - t0) / 1000000 + 20))
 	# the recovery is userspace's: the emulated guests run fewer of them
 	local kills=50
-	[ -z "${VM_RESULTS:-}" ] || kills=10
+	[ -z "${VM_RESULTS:-}" ] || kills=6
 	light kills 4
 	for ((i = 0; i < kills; i++)); do
 		mode=(load --replace)
