@@ -2,7 +2,7 @@
 /*
  * What the files of lowtrace metrics share, one command in four files: metrics.c (options,
  * help, the driver), metrics_suite.c (the pinned suite's readers, opened at the start and
- * after a reload), metrics_scrape.c (what a scrape writes), metrics_by.c (--by: the cgroups
+ * after a reload; --by's reads between scrapes), metrics_scrape.c (what a scrape writes), metrics_by.c (--by: the cgroups
  * counted per workload). The HTTP server under them is http.c, which knows none of this.
  */
 #ifndef LT_METRICS_H
@@ -116,13 +116,13 @@ void lt_metrics_stop(struct lt_metrics *s);
 bool lt_metrics_ready(struct lt_metrics *s);
 /* Room in s->body for the largest answer of the open suite: 0 or -1. */
 int lt_metrics_room(struct lt_metrics *s);
-
-/* The whole exposition into b (lt_http_scrape_fn): 200, or 503 without a suite, 500. */
-int lt_metrics_scrape(void *ctx, struct lt_buf *b);
 /*
  * Between scrapes: --by's read when it is due (a quarter of the suite's cgroup grace after
  * the last). Returns the ms until the next is due (the server's longest wait).
  */
 unsigned int lt_metrics_tick(struct lt_metrics *s);
+
+/* The whole exposition into b (lt_http_scrape_fn): 200, or 503 without a suite, 500. */
+int lt_metrics_scrape(void *ctx, struct lt_buf *b);
 
 #endif

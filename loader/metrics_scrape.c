@@ -535,29 +535,6 @@ static int put_hists(struct lt_metrics *s)
 	return 0;
 }
 
-/* --by's reads between scrapes: a quarter of the grace apart, within these bounds */
-#define BY_READ_MIN_MS 250
-#define BY_READ_MAX_MS 60000
-
-unsigned int lt_metrics_tick(struct lt_metrics *s)
-{
-	uint64_t every = s->idn.grace_ns / 4000000, now, due;
-
-	if (s->by.kind == BY_NONE)
-		return BY_READ_MAX_MS;
-	every = every < BY_READ_MIN_MS ? BY_READ_MIN_MS
-		: every > BY_READ_MAX_MS ? BY_READ_MAX_MS
-					 : every;
-	now = lt_now_ms();
-	due = s->by.read_ns / 1000000 + every;
-	if (s->by.read_ns && now < due)
-		return (unsigned int)(due - now);
-	/* a suite without lt_cg_counts, or none pinned: tried again at the next tick */
-	if (!lt_metrics_ready(s) || lt_by_read(&s->by, s->idn.tracked))
-		s->by.read_ns = lt_now_ns(CLOCK_MONOTONIC);
-	return (unsigned int)every;
-}
-
 int lt_metrics_scrape(void *ctx, struct lt_buf *b)
 {
 	struct lt_metrics *s = ctx;

@@ -3,7 +3,7 @@
  * The life of lowtrace metrics' readers: the pinned suite's counters, aggregates, maps and
  * names, opened at the start, closed when the suite is unloaded and opened again when one is
  * pinned (load --replace is an upgrade, not the end of the service); the room a scrape of it
- * needs; the tables that outlive every suite.
+ * needs; the tables that outlive every suite; --by's reads between scrapes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -134,6 +134,29 @@ bool lt_metrics_ready(struct lt_metrics *s)
 	if (s->h.dir_fd >= 0)
 		suite_close(s);
 	return stat(LT_PIN_DIR, &st) == 0 && suite_open(s) == LT_OK;
+}
+
+/* --by's reads between scrapes: a quarter of the grace apart, within these bounds */
+#define BY_READ_MIN_MS 250
+#define BY_READ_MAX_MS 60000
+
+unsigned int lt_metrics_tick(struct lt_metrics *s)
+{
+	uint64_t every = s->idn.grace_ns / 4000000, now, due;
+
+	if (s->by.kind == BY_NONE)
+		return BY_READ_MAX_MS;
+	every = every < BY_READ_MIN_MS ? BY_READ_MIN_MS
+		: every > BY_READ_MAX_MS ? BY_READ_MAX_MS
+					 : every;
+	now = lt_now_ms();
+	due = s->by.read_ns / 1000000 + every;
+	if (s->by.read_ns && now < due)
+		return (unsigned int)(due - now);
+	/* a suite without lt_cg_counts, or none pinned: tried again at the next tick */
+	if (!lt_metrics_ready(s) || lt_by_read(&s->by, s->idn.tracked))
+		s->by.read_ns = lt_now_ns(CLOCK_MONOTONIC);
+	return (unsigned int)every;
 }
 
 int lt_metrics_start(struct lt_metrics *s, bool per_syscall_latency, enum by_kind by,
