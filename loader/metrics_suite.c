@@ -146,7 +146,7 @@ unsigned int lt_metrics_tick(struct lt_metrics *s)
 
 	if (s->by.kind == BY_NONE)
 		return BY_READ_MAX_MS;
-	every = every < BY_READ_MIN_MS ? BY_READ_MIN_MS
+	every = every < BY_READ_MIN_MS	 ? BY_READ_MIN_MS
 		: every > BY_READ_MAX_MS ? BY_READ_MAX_MS
 					 : every;
 	now = lt_now_ms();
