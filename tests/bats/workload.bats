@@ -80,16 +80,26 @@ cg_entries() {
 	"$LT" status --json | jq -r '.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_cg_counts") | .entries'
 }
 
-# churn_cg DIR N: N cgroups made in DIR, each one exec'd in, then removed; the names come
-# again every 100 (a new cgroup of a dead one's name is another cgroup, another id)
+# churn_cg DIR N: N cgroups made in DIR, each one exec'd in (a child that moves itself in and
+# execs /bin/true), then removed; the names come again every 100 (a new cgroup of a dead one's
+# name is another cgroup, another id). One python for all: a fork and an exec per cgroup
 churn_cg() {
-	local i d
-	for ((i = 0; i < $2; i++)); do
-		d="$1/lt-churn$((i % 100)).scope"
-		mkdir "$d"
-		sh -c 'echo $$ >"$1/cgroup.procs" && exec /bin/true' sh "$d"
-		rmdir "$d"
-	done
+	python3 -c 'import os, sys
+for i in range(int(sys.argv[2])):
+    d = "%s/lt-churn%d.scope" % (sys.argv[1], i % 100)
+    os.mkdir(d)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            with open(d + "/cgroup.procs", "w") as f:
+                f.write(str(os.getpid()))
+            os.execv("/bin/true", ["true"])
+        finally:
+            os._exit(127)
+    _, st = os.waitpid(pid, 0)
+    if st:
+        sys.exit("churn: the child in %s failed: %#x" % (d, st))
+    os.rmdir(d)' "$1" "$2" 3>&-
 }
 
 @test "metrics --by: a removed cgroup's counts stay with its unit; its kernel entry goes a grace after its death" {
@@ -150,11 +160,11 @@ churn_cg() {
 }
 
 @test "metrics --by: 5000 cgroups come and go, scraped only at the end; lt_cg_counts and the kernel's names hold the live ones, nothing untracked" {
-	local p m="$BATS_TEST_TMPDIR/m" n=5000 total g=4 cap=512
+	local p m="$BATS_TEST_TMPDIR/m" n=5000 total g=4 cap=1024
 	# a dead cgroup's counts wait a grace in a queue of --cgroup-cap: the cap must exceed
 	# the deaths of a grace, else the newest go at once (freed_at_once). The guests
 	# emulate their CPUs: fewer cgroups, still more than the cap
-	[ -z "${VM_RESULTS:-}" ] || { n=100; cap=64; }
+	[ -z "${VM_RESULTS:-}" ] || { n=200; cap=128; }
 	new_cgroup
 	p=$NEW_CG
 	"$LT" load --probes exec,exit,fork --cgroup "$p" --cgroup-grace "$g" --cgroup-cap "$cap" >/dev/null
