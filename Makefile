@@ -156,6 +156,7 @@ help:
 	@echo "make load       deps + build + lowtrace load"
 	@echo "make unload     lowtrace unload"
 	@echo "make test       deps + build + unit and bats tests (as root)"
+	@echo "make test-build the build, unit tests and workloads the tests run (no test run)"
 	@echo "make bench      build/lowtrace and the benchmarks' programs (bench/*.c) into build/bench/"
 	@echo "make test-asan  the unit tests built with AddressSanitizer and UBSan (as root)"
 	@echo "make fuzz       build the libFuzzer targets (tests/fuzz/), run each FUZZ_SECONDS=$(FUZZ_SECONDS) s"
@@ -378,9 +379,13 @@ unload:
 	@test -x $(BUILD)/lowtrace || $(MAKE) --no-print-directory all
 	$(BUILD)/lowtrace unload
 
-test: $(DEPS_STAMP)
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
+test: test-build
 	tests/run
+
+# what the tests run: the build, the unit tests, the workloads (CI makes it before its guests)
+.PHONY: test-build
+test-build: $(DEPS_STAMP)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(WORKLOAD_BINS)
 
 # the units name the installed binary and config: generated here from dist/systemd/*.in
 BINDIR ?= $(PREFIX)/bin
