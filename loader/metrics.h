@@ -3,7 +3,8 @@
  * What the files of lowtrace metrics share, one command in four files: metrics.c (options,
  * help, the driver), metrics_suite.c (the pinned suite's readers, opened at the start and
  * after a reload; --by's reads between scrapes), metrics_scrape.c (what a scrape writes),
- * metrics_by.c (--by: the cgroups counted per workload). The HTTP server under them is http.c, which knows none of this.
+ * metrics_by.c (--by: the cgroups counted per workload). The HTTP server under them is
+ * http.c, which knows none of this.
  */
 #ifndef LT_METRICS_H
 #define LT_METRICS_H
