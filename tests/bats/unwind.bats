@@ -115,8 +115,16 @@ file_range() {
 	summary "$out"
 	at_least 95 $((h + l)) "$t"
 	[ "$l" -gt 0 ]
-	# 3:1 within 10 %
-	[ $((h * 10)) -ge $((l * 27)) ] && [ $((h * 10)) -le $((l * 33)) ]
+	# 3:1: within 10 % on a steady clock (the slices follow it, so the samples' phases sweep the
+	# cycle evenly); a TCG guest's timer fires late when its host thread is preempted, which
+	# leaves the phases random: then within 4 standard deviations of n random samples falling
+	# into light with p = 1/4, |4l - n| <= 4 sqrt(3n). Either way a chain lost or misattributed
+	# (all in one, or 1:1) fails.
+	local n=$((h + l)) d=$((4 * l - h - l))
+	if ! { [ $((h * 10)) -ge $((l * 27)) ] && [ $((h * 10)) -le $((l * 33)) ]; }; then
+		echo "# 3:1 not within 10 %: within 4 sigma of random phases?" >&3
+		[ $((d * d)) -le $((48 * n)) ]
+	fi
 }
 
 @test "unwind: recursion 50 frames deep, every frame" {
