@@ -114,7 +114,12 @@ need_built() {
 	local mk='' t=() p
 	[ "${1:-}" = --make ] && { mk=1; shift; }
 	for p in "$@"; do t+=("build/$p"); done
-	if [ -n "$mk" ]; then
+	if [ -n "${LT_CROSS_BUILD:-}" ]; then
+		# a guest running the host's cross build (tests/vm/init): built there, by its make
+		for p in "${t[@]}"; do
+			[ -e "$REPO/$p" ] || die "$p: missing from the host's cross build: run make ARCH=arm64 bench there"
+		done
+	elif [ -n "$mk" ]; then
 		make -s -C "$REPO" "${t[@]}" >/dev/null || die "make ${t[*]} failed (someone mid-edit? retry in a minute)"
 	elif ! make -s -q -C "$REPO" "${t[@]}" >/dev/null 2>&1; then
 		die "${t[*]}: missing or older than the sources: run make bench"
