@@ -106,50 +106,6 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 }
 
 /*
- * The consumer's claim of this CPU's loss windows (lt_lost_flush, run on each
- * CPU in turn, at least once a second and at its stop): each pending window
- * announced now as a lost record, so none waits for the CPU's next record of
- * its probe. It runs with preemption disabled, in an interrupt when on another
- * CPU than the caller's: no program of this CPU moves while it runs, and it
- * leaves the windows alone while one is inside a change (lt_busy): they are
- * claimed exactly once, by it or by the record that would carry them. 0: all
- * claimed; 1: try again (busy, or the ring was full).
- */
-static __always_inline int lt_lost_claim(void)
-{
-	__u32 zero = 0, *b = bpf_map_lookup_elem(&lt_lost_busy, &zero);
-	int ret = 0;
-
-	if (!b || *b)
-		return 1;
-	__sync_fetch_and_add(b, 1);
-	for (__u32 probe = 0; probe < LT_PROBE_SLOTS; probe++) {
-		struct lt_stat *st = lt_stat_slot(probe);
-		struct lt_lost *lost;
-		__u64 n, t;
-
-		if (!st || !st->lost_count)
-			continue;
-		lost = bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0);
-		if (!lost) {
-			ret = 1;
-			break;
-		}
-		n = st->lost_count;
-		t = st->lost_throttled;
-		lt_lost_fill(lost, st, probe, n, t);
-		/* no task wrote it: not the one this interrupt happened to stop */
-		lost->hdr.pid = lost->hdr.tid = 0;
-		lost->hdr.cgroup_id = 0;
-		bpf_ringbuf_submit(lost, 0);
-		st->lost_count -= n;
-		st->lost_throttled -= t;
-	}
-	__sync_fetch_and_add(b, -1);
-	return ret;
-}
-
-/*
  * The ring's size: the loader's constant (load --ringbuf-size), else asked. The
  * bytes in use are asked once per record (lt_ring_used): that query reads the
  * consumer's position, a cache line userspace writes, and cost ~0.3 µs an exec
