@@ -120,7 +120,8 @@ file_range() {
 	# leaves the phases random: then within 4 standard deviations of n random samples falling
 	# into light with p = 1/4, |4l - n| <= 4 sqrt(3n). Either way a chain lost or misattributed
 	# (all in one, or 1:1) fails.
-	local n=$((h + l)) d=$((4 * l - h - l))
+	local n=$((h + l)) d
+	d=$((4 * l - n))
 	if ! { [ $((h * 10)) -ge $((l * 27)) ] && [ $((h * 10)) -le $((l * 33)) ]; }; then
 		echo "# 3:1 not within 10 %: within 4 sigma of random phases?" >&3
 		[ $((d * d)) -le $((48 * n)) ]
