@@ -35,6 +35,9 @@ enum lt_type {
 	LT_TYPE_TCP_RETRANS = 8,
 	LT_TYPE_TASK = 9,
 	LT_TYPE_LOST = 10,
+	LT_TYPE_FILE = 11,
+	LT_TYPE_CRED = 12,
+	LT_TYPE_PRIV = 13,
 	LT_TYPE_MAX,
 };
 
@@ -54,6 +57,9 @@ enum lt_probe_id {
 	LT_PROBE_PROFILE = 11,
 	LT_PROBE_OFFCPU = 12,
 	LT_PROBE_ALLOC = 13,
+	LT_PROBE_FILE = 14,
+	LT_PROBE_CRED = 15,
+	LT_PROBE_PRIV = 16,
 	LT_PROBE_SLOTS = 32, /* room for later probes without resizing the map */
 };
 
@@ -212,6 +218,161 @@ struct lt_open {
 	__u32 _pad0;
 	char comm[LT_COMM_LEN];
 	char path[LT_PATH_MAX];
+};
+
+/*
+ * The syscall-set probes (file, cred, priv): a record per call of one of their syscalls,
+ * written at its return with the result. What the entry saw is kept per thread until then.
+ */
+
+/* lt_file.op */
+enum lt_file_op {
+	LT_FILE_UNLINK = 1,
+	LT_FILE_RENAME,
+	LT_FILE_CHMOD,
+	LT_FILE_CHOWN,
+	LT_FILE_LINK,
+	LT_FILE_SYMLINK,
+	LT_FILE_TRUNCATE,
+	LT_FILE_MKDIR,
+	LT_FILE_RMDIR,
+	LT_FILE_OPS,
+};
+
+/* lt_file.rflags */
+#define LT_FILE_PATH_TRUNC (1u << 0) /* path filled all LT_PATH_MAX - 1 bytes: maybe cut */
+#define LT_FILE_PATH_FAULT (1u << 1) /* path could not be read from the caller */
+#define LT_FILE_NEW_TRUNC (1u << 2) /* new_path alike */
+#define LT_FILE_NEW_FAULT (1u << 3)
+/* path is the name of the open file the call took (fchmod, fchown, ftruncate; a
+ * *at call with AT_EMPTY_PATH): its last component, from the kernel */
+#define LT_FILE_PATH_FD (1u << 4)
+
+/*
+ * A file changed by name: unlink, rename, chmod, chown, link, symlink, truncate, mkdir,
+ * rmdir (each syscall of the op: unlinkat, renameat2, fchmodat, ...). Paths are as the
+ * caller gave them, relative to dfd (new_path to new_dfd) when not absolute; for symlink
+ * path is the link's target text, new_path the link made.
+ */
+struct lt_file {
+	struct lt_hdr hdr;
+	__s32 ret; /* 0 or -errno */
+	__s32 dfd; /* the directory path is relative to (-100: AT_FDCWD), or the fd the call took */
+	__s32 new_dfd; /* rename, link, symlink: the one of new_path */
+	__u32 mode; /* chmod, mkdir: as passed */
+	__u32 owner_uid; /* chown: as passed (0xffffffff: unchanged) */
+	__u32 owner_gid;
+	__u32 flags; /* renameat2's RENAME_*, unlinkat's, linkat's, fchownat's AT_* */
+	__u16 syscall; /* its number on this architecture */
+	__u16 path_len; /* bytes in path, without the NUL */
+	__u16 new_path_len;
+	__u8 op; /* enum lt_file_op */
+	__u8 rflags; /* LT_FILE_* */
+	__u32 _pad0;
+	__u64 length; /* truncate */
+	char comm[LT_COMM_LEN];
+	char path[LT_PATH_MAX];
+	char new_path[LT_PATH_MAX];
+};
+
+/* lt_cred.op */
+enum lt_cred_op {
+	LT_CRED_SETUID = 1,
+	LT_CRED_SETGID,
+	LT_CRED_SETREUID,
+	LT_CRED_SETREGID,
+	LT_CRED_SETRESUID,
+	LT_CRED_SETRESGID,
+	LT_CRED_SETFSUID,
+	LT_CRED_SETFSGID,
+	LT_CRED_SETGROUPS,
+	LT_CRED_CAPSET,
+	LT_CRED_EXEC, /* an exec changed them (setuid, setgid, file capabilities) */
+	LT_CRED_OPS,
+};
+
+/* A task's credentials, as the kernel's struct cred has them. */
+struct lt_creds {
+	__u32 uid, gid, suid, sgid, euid, egid, fsuid, fsgid;
+	__u64 cap_effective;
+	__u64 cap_permitted;
+};
+
+/*
+ * A call of the setuid family, setgroups or capset (one per call, changed or not, with its
+ * result), or an exec that changed the credentials. old: at the syscall's entry; new: at
+ * its return (of the thread that made it).
+ */
+struct lt_cred {
+	struct lt_hdr hdr;
+	__s32 ret;
+	__u16 syscall;
+	__u8 op; /* enum lt_cred_op */
+	__u8 _pad0;
+	struct lt_creds old;
+	struct lt_creds new;
+	char comm[LT_COMM_LEN]; /* at the return: an exec's new image */
+};
+
+/* lt_priv.op */
+enum lt_priv_op {
+	LT_PRIV_PTRACE = 1, /* attach, seize, traceme */
+	LT_PRIV_MOUNT,
+	LT_PRIV_UMOUNT,
+	LT_PRIV_BPF, /* the commands that make or attach something (LT_PRIV_BPF_CMDS) */
+	LT_PRIV_MODULE_LOAD,
+	LT_PRIV_MODULE_UNLOAD,
+	LT_PRIV_UNSHARE,
+	LT_PRIV_SETNS,
+	LT_PRIV_FILELESS_EXEC, /* an exec of a memfd or of a deleted file */
+	LT_PRIV_OPS,
+};
+
+/* the bpf(2) commands priv records, a bit each: MAP_CREATE, PROG_LOAD, OBJ_PIN, PROG_ATTACH,
+ * PROG_DETACH, RAW_TRACEPOINT_OPEN, BTF_LOAD, LINK_CREATE, LINK_UPDATE, ENABLE_STATS,
+ * ITER_CREATE, LINK_DETACH, TOKEN_CREATE */
+#define LT_PRIV_BPF_CMDS                                                                  \
+	((1ull << 0) | (1ull << 5) | (1ull << 6) | (1ull << 8) | (1ull << 9) | (1ull << 17) | \
+	 (1ull << 18) | (1ull << 28) | (1ull << 29) | (1ull << 32) | (1ull << 33) |          \
+	 (1ull << 34) | (1ull << 36))
+
+/* lt_priv.rflags */
+#define LT_PRIV_SOURCE_TRUNC (1u << 0) /* a string filled its field: maybe cut */
+#define LT_PRIV_TARGET_TRUNC (1u << 1)
+#define LT_PRIV_FSTYPE_TRUNC (1u << 2)
+#define LT_PRIV_MEMFD (1u << 3) /* fileless exec: of a memfd (else of a deleted file) */
+#define LT_PRIV_NAME_FROM_FD (1u << 4) /* module: name is the file's (finit_module) */
+
+#define LT_PRIV_STR 256
+#define LT_PRIV_FSTYPE 32
+#define LT_PRIV_NAME 64
+
+/*
+ * A privileged operation, at its return: ptrace attach, mount, umount, bpf, a module loaded
+ * or removed, unshare, setns; or a fileless exec. Each op fills its fields (the table in
+ * loader/probes.c says which it writes), the others are zero.
+ */
+struct lt_priv {
+	struct lt_hdr hdr;
+	__s64 ret; /* 0, a fd or -errno */
+	__u64 flags; /* mount's MS_*, umount's MNT_*, unshare's and setns' CLONE_NEW*, a
+		      * module's flags */
+	__s64 request; /* ptrace */
+	__u32 target_pid; /* ptrace: the tracee (traceme: the tracer, the parent) */
+	__s32 fd; /* setns, finit_module */
+	__u32 bpf_cmd; /* bpf */
+	__u32 bpf_type; /* bpf: prog_type (PROG_LOAD), map_type (MAP_CREATE), attach_type */
+	__u16 syscall;
+	__u16 source_len;
+	__u16 target_len;
+	__u8 op; /* enum lt_priv_op */
+	__u8 rflags; /* LT_PRIV_* */
+	char comm[LT_COMM_LEN];
+	char name[LT_PRIV_NAME]; /* bpf: the prog's or map's name; module: its name; fileless
+				  * exec: the file's name ("memfd:x") */
+	char fstype[LT_PRIV_FSTYPE]; /* mount */
+	char source[LT_PRIV_STR]; /* mount: the source; fileless exec: the filename exec'd */
+	char target[LT_PRIV_STR]; /* mount, umount: the mount point */
 };
 
 /* lt_tcp.direction */
@@ -503,6 +664,21 @@ struct lt_seen {
 	S(lt_tcp_retrans) M(lt_tcp_retrans, hdr) M(lt_tcp_retrans, addr)                        \
 	M(lt_tcp_retrans, state) M(lt_tcp_retrans, _pad0) M(lt_tcp_retrans, comm)               \
 	S(lt_task) M(lt_task, hdr) M(lt_task, comm)                                             \
+	S(lt_file) M(lt_file, hdr) M(lt_file, ret) M(lt_file, dfd) M(lt_file, new_dfd)          \
+	M(lt_file, mode) M(lt_file, owner_uid) M(lt_file, owner_gid) M(lt_file, flags)          \
+	M(lt_file, syscall) M(lt_file, path_len) M(lt_file, new_path_len) M(lt_file, op)        \
+	M(lt_file, rflags) M(lt_file, _pad0) M(lt_file, length) M(lt_file, comm)                \
+	M(lt_file, path) M(lt_file, new_path)                                                  \
+	S(lt_creds) M(lt_creds, uid) M(lt_creds, gid) M(lt_creds, suid) M(lt_creds, sgid)       \
+	M(lt_creds, euid) M(lt_creds, egid) M(lt_creds, fsuid) M(lt_creds, fsgid)               \
+	M(lt_creds, cap_effective) M(lt_creds, cap_permitted)                                  \
+	S(lt_cred) M(lt_cred, hdr) M(lt_cred, ret) M(lt_cred, syscall) M(lt_cred, op)           \
+	M(lt_cred, _pad0) M(lt_cred, old) M(lt_cred, new) M(lt_cred, comm)                      \
+	S(lt_priv) M(lt_priv, hdr) M(lt_priv, ret) M(lt_priv, flags) M(lt_priv, request)        \
+	M(lt_priv, target_pid) M(lt_priv, fd) M(lt_priv, bpf_cmd) M(lt_priv, bpf_type)          \
+	M(lt_priv, syscall) M(lt_priv, source_len) M(lt_priv, target_len) M(lt_priv, op)        \
+	M(lt_priv, rflags) M(lt_priv, comm) M(lt_priv, name) M(lt_priv, fstype)                 \
+	M(lt_priv, source) M(lt_priv, target)                                                  \
 	S(lt_lost) M(lt_lost, hdr) M(lt_lost, probe) M(lt_lost, _pad0) M(lt_lost, count)        \
 	M(lt_lost, first_ts_ns) M(lt_lost, last_ts_ns) M(lt_lost, throttled) M(lt_lost, unseen)                    \
 	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)                   \
@@ -570,6 +746,30 @@ _Static_assert(sizeof(struct lt_oom) == 88, "lt_oom size");
 LT_ASSERT_OFF(struct lt_oom, pages, 40);
 LT_ASSERT_OFF(struct lt_oom, comm, 56);
 LT_ASSERT_OFF(struct lt_oom, victim_comm, 72);
+
+_Static_assert(sizeof(struct lt_file) == 608, "lt_file size");
+LT_ASSERT_OFF(struct lt_file, syscall, 60);
+LT_ASSERT_OFF(struct lt_file, op, 66);
+LT_ASSERT_OFF(struct lt_file, length, 72);
+LT_ASSERT_OFF(struct lt_file, path, 96);
+LT_ASSERT_OFF(struct lt_file, new_path, 352);
+
+_Static_assert(sizeof(struct lt_creds) == 48, "lt_creds size");
+_Static_assert(sizeof(struct lt_cred) == 152, "lt_cred size");
+LT_ASSERT_OFF(struct lt_cred, op, 38);
+LT_ASSERT_OFF(struct lt_cred, old, 40);
+LT_ASSERT_OFF(struct lt_cred, new, 88);
+LT_ASSERT_OFF(struct lt_cred, comm, 136);
+
+_Static_assert(sizeof(struct lt_priv) == 704, "lt_priv size");
+LT_ASSERT_OFF(struct lt_priv, target_pid, 56);
+LT_ASSERT_OFF(struct lt_priv, syscall, 72);
+LT_ASSERT_OFF(struct lt_priv, op, 78);
+LT_ASSERT_OFF(struct lt_priv, comm, 80);
+LT_ASSERT_OFF(struct lt_priv, name, 96);
+LT_ASSERT_OFF(struct lt_priv, fstype, 160);
+LT_ASSERT_OFF(struct lt_priv, source, 192);
+LT_ASSERT_OFF(struct lt_priv, target, 448);
 
 _Static_assert(sizeof(struct lt_open) == 328, "lt_open size");
 LT_ASSERT_OFF(struct lt_open, flags, 40);

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <bpf/libbpf.h>
 
@@ -27,7 +28,11 @@ struct lt_suite {
 	bool tp_level; /* the *_tp programs are attached (tracepoints are preemptible) */
 	uint64_t tp_probes; /* the probes whose *_tp program is */
 	bool sk_hash; /* sockets in the hash: a *_tp program needs them there */
+	/* a program's link; a syscall-set probe's classic programs: their first one (in sys_links) */
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
+	/* a syscall-set probe's classic programs: one link per syscall of the row (NULL where the
+	 * kernel has no such tracepoint) */
+	struct bpf_link *sys_links[LT_PROBE_SLOTS][LT_PROBE_PROGS][LT_PROBE_SYSCALLS];
 	struct bpf_link *iters[LT_PROBE_SLOTS][LT_PROBE_ITERS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;
@@ -45,6 +50,12 @@ static inline struct bpf_program *cg_prog(struct lt_suite *s, int i)
 				     s->skel->progs.lt_cg_rename };
 
 	return p[i];
+}
+
+/* a program on a classic syscall tracepoint (open's, a syscall-set probe's) */
+static inline bool lt_prog_on_syscall_tp(const struct bpf_program *p)
+{
+	return p && !strncmp(bpf_program__section_name(p), "tracepoint/syscalls/", 20);
 }
 
 /* ---- what the machine has (kernel_env.c): exit codes, the error printed ---- */

@@ -4,6 +4,7 @@
  * detached and freed (kernel_suite.h). On failure nothing stays attached or pinned.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,53 @@ static int attach_cgroups(struct lt_suite *s)
 	return LT_OK;
 }
 
+/* Has the kernel the classic tracepoint syscalls/NAME (tracefs is mounted: choose_programs)? */
+static bool syscall_tp_exists(const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/debug/tracing", LT_TRACEFS };
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/syscalls/%s/id", roots[i], name);
+		if (access(path, F_OK) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Program k of syscall-set probe i, on a classic syscall tracepoint: attached to that
+ * tracepoint of each syscall of the row the kernel has (an architecture or an older kernel
+ * lacks some); at least one, or the probe would watch nothing.
+ */
+static int attach_syscalls(struct lt_suite *s, size_t i, int k, struct bpf_program *p)
+{
+	const struct lt_probe *r = &lt_probes[i];
+	const char *sec = bpf_program__section_name(p) + strlen("tracepoint/syscalls/");
+	const char *dir = strncmp(sec, "sys_enter_", 10) ? "sys_exit_" : "sys_enter_";
+	struct bpf_link **first = &s->links[r->id][k];
+	char tp[64];
+
+	for (int n = 0; n < LT_PROBE_SYSCALLS && r->syscalls[n]; n++) {
+		struct bpf_link *l;
+
+		snprintf(tp, sizeof(tp), "%s%s", dir, r->syscalls[n]);
+		if (!syscall_tp_exists(tp))
+			continue;
+		l = bpf_program__attach_tracepoint(p, "syscalls", tp);
+		if (!l)
+			return lt_error(LT_FAIL, "cannot attach probe %s (%s) to %s: %s", r->name,
+					r->progs[k], tp, strerror(errno));
+		s->sys_links[r->id][k][n] = l;
+		if (!*first)
+			*first = l;
+	}
+	if (!*first)
+		return lt_error(LT_ENV, "probe %s: the kernel has none of its syscalls' tracepoints",
+				r->name);
+	return LT_OK;
+}
+
 static int load_attach(struct lt_suite *s)
 {
 	struct bpf_program *p;
@@ -152,6 +200,11 @@ static int load_attach(struct lt_suite *s)
 				continue; /* a *_tp program where tracepoints are not preemptible */
 			if (t == BPF_PROG_TYPE_PERF_EVENT || t == BPF_PROG_TYPE_KPROBE)
 				continue; /* lt_attach_perf, lt_attach_uprobe */
+			if (lt_probes[i].syscalls[0] && lt_prog_on_syscall_tp(p)) {
+				if ((err = attach_syscalls(s, i, k, p)))
+					return err;
+				continue;
+			}
 			*l = bpf_program__attach(p);
 			if (*l)
 				continue;
@@ -299,7 +352,16 @@ void lt_suite_detach(struct lt_suite *s)
 	}
 	for (int i = 0; i < LT_PROBE_SLOTS; i++) {
 		for (int k = 0; k < LT_PROBE_PROGS; k++) {
-			bpf_link__destroy(s->links[i][k]); /* a pinned link stays attached */
+			/* a syscall-set program's first link is in both */
+			bool set = false;
+
+			for (int n = 0; n < LT_PROBE_SYSCALLS; n++) {
+				set |= s->sys_links[i][k][n] != NULL;
+				bpf_link__destroy(s->sys_links[i][k][n]);
+				s->sys_links[i][k][n] = NULL;
+			}
+			if (!set)
+				bpf_link__destroy(s->links[i][k]); /* a pinned link stays attached */
 			s->links[i][k] = NULL;
 		}
 		for (int k = 0; k < LT_PROBE_ITERS; k++) {

@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,11 +32,6 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	return lt_verbose ? vfprintf(stderr, fmt, ap) : 0;
 }
 
-static bool prog_on_syscall_tp(const struct bpf_program *p)
-{
-	return p && !strncmp(bpf_program__section_name(p), "tracepoint/syscalls/", 20);
-}
-
 /* Is program k of probe i the hook this kernel gets (see perf_links)? */
 static bool prog_hook_chosen(struct bpf_object *obj, size_t i, int k, bool perf)
 {
@@ -42,12 +39,12 @@ static bool prog_hook_chosen(struct bpf_object *obj, size_t i, int k, bool perf)
 	const char *sec = bpf_program__section_name(p);
 	bool classic = false;
 
-	if (prog_on_syscall_tp(p))
+	if (lt_prog_on_syscall_tp(p))
 		return perf;
 	if (strcmp(sec, "tp_btf/sys_enter") && strcmp(sec, "tp_btf/sys_exit"))
 		return true;
 	for (int j = 0; j < LT_PROBE_PROGS && lt_probes[i].progs[j]; j++)
-		classic |= prog_on_syscall_tp(
+		classic |= lt_prog_on_syscall_tp(
 			bpf_object__find_program_by_name(obj, lt_probes[i].progs[j]));
 	return !(classic && perf);
 }
@@ -380,6 +377,28 @@ static int open_configure(struct lt_suite *s, const struct lt_load_opts *o, uint
 	return err;
 }
 
+/*
+ * Has the kernel the tracepoint a tp_btf program names (CONFIG_MODULES: module_load)? Asked
+ * tracefs, not the kernel's BTF: libbpf parses that once, at load.
+ */
+static bool kernel_has_btf_tp(const struct bpf_program *p)
+{
+	const char *sec = bpf_program__section_name(p);
+	char pat[PATH_MAX];
+	glob_t g;
+	bool has;
+
+	if (strncmp(sec, "tp_btf/", 7))
+		return true;
+	if (ensure_tracefs())
+		return false;
+	snprintf(pat, sizeof(pat), "{/sys/kernel/debug/tracing,%s}/events/*/%s", LT_TRACEFS,
+		 sec + 7);
+	has = glob(pat, GLOB_BRACE | GLOB_NOSORT, NULL, &g) == 0 && g.gl_pathc > 0;
+	globfree(&g);
+	return has;
+}
+
 /* Probe i's programs, iterators and reaper loaded as its row and the options pick. */
 static int choose_probe(struct lt_suite *s, const struct lt_load_opts *o, size_t i, bool perf)
 {
@@ -392,6 +411,10 @@ static int choose_probe(struct lt_suite *s, const struct lt_load_opts *o, size_t
 		/* a *_tp program only where its level is attached; one hook of two */
 		bool pick = on && (((s->tp_probes >> i) & 1) || !lt_prog_is_tp_level(name)) &&
 			    prog_hook_chosen(s->skel->obj, i, k, perf) && prog_mode_chosen(name, o);
+
+		/* a program of what some kernels lack, where this one lacks it */
+		if (pick && r->optional && !strcmp(name, r->optional))
+			pick = kernel_has_btf_tp(bpf_object__find_program_by_name(s->skel->obj, name));
 
 		if ((err = autoload(s, name, pick)))
 			return err;
@@ -408,7 +431,7 @@ static int choose_probe(struct lt_suite *s, const struct lt_load_opts *o, size_t
 /* The programs to load: the table's rows the options pick, and those every suite has. */
 static int choose_programs(struct lt_suite *s, const struct lt_load_opts *o)
 {
-	/* only open has programs on the classic syscall tracepoints */
+	/* open and the syscall-set probes have programs on classic syscall tracepoints */
 	bool perf = perf_links() && !open_hook_tp_btf();
 	struct bpf_program *p;
 	int err;

@@ -335,10 +335,26 @@ static int pin_probe(const struct lt_suite *s, const char *dir, size_t i)
 	for (int k = 0; k < LT_PROBE_ITERS && r->iters[k] && !err; k++)
 		if (s->iters[r->id][k])
 			err = pin_link(s, dir, s->iters[r->id][k], r->iters[k], NULL);
-	for (int k = 0; k < LT_PROBE_PROGS && r->progs[k] && !err; k++)
-		if (s->links[r->id][k])
-			err = pin_link(s, dir, s->links[r->id][k], r->progs[k],
-				       bpf_object__find_program_by_name(obj, r->progs[k]));
+	for (int k = 0; k < LT_PROBE_PROGS && r->progs[k] && !err; k++) {
+		struct bpf_program *p = bpf_object__find_program_by_name(obj, r->progs[k]);
+		char name[128];
+		bool set = false;
+
+		/* a syscall-set program: each syscall's link as NAME-SYSCALL, the program once */
+		for (int n = 0; n < LT_PROBE_SYSCALLS && r->syscalls[n] && !err; n++) {
+			if (!s->sys_links[r->id][k][n])
+				continue;
+			snprintf(name, sizeof(name), "%s-%s", r->progs[k], r->syscalls[n]);
+			err = pin_link(s, dir, s->sys_links[r->id][k][n], name, NULL);
+			set = true;
+		}
+		if (set && !err && s->pin_group) {
+			snprintf(path, sizeof(path), "%s/progs/%s", dir, r->progs[k]);
+			err = pin_prog(s, p, path);
+		}
+		if (!set && !err && s->links[r->id][k])
+			err = pin_link(s, dir, s->links[r->id][k], r->progs[k], p);
+	}
 	return err;
 }
 

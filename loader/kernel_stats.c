@@ -19,8 +19,8 @@
 #include "kernel_sweep.h"
 #include "lowtrace.h"
 
-/* A fd of the program behind a pinned link, or -1. */
-static int pinned_prog_fd(const char *prog)
+/* A fd of the program behind a pinned link of probe r, or -1. */
+static int pinned_prog_fd(const struct lt_probe *r, const char *prog)
 {
 	struct bpf_link_info li = {};
 	__u32 len = sizeof(li);
@@ -29,6 +29,12 @@ static int pinned_prog_fd(const char *prog)
 
 	snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
 	lfd = bpf_obj_get(path);
+	/* a syscall-set program's links are one per syscall */
+	for (int n = 0; lfd < 0 && n < LT_PROBE_SYSCALLS && r->syscalls[n]; n++) {
+		snprintf(path, sizeof(path), "%s/links/%s-%s", LT_PIN_DIR, lt_link_name(prog),
+			 r->syscalls[n]);
+		lfd = bpf_obj_get(path);
+	}
 	if (lfd < 0)
 		return -1;
 	if (bpf_obj_get_info_by_fd(lfd, &li, &len) == 0) {
@@ -74,7 +80,7 @@ int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
 			int *fd = &r->prog_fd[lt_probes[i].id][k];
 
 			if (!h->suite) {
-				*fd = pinned_prog_fd(lt_probes[i].progs[k]);
+				*fd = pinned_prog_fd(&lt_probes[i], lt_probes[i].progs[k]);
 			} else if (h->suite->links[lt_probes[i].id][k]) {
 				struct bpf_program *p = bpf_object__find_program_by_name(
 					h->suite->skel->obj, lt_probes[i].progs[k]);

@@ -227,6 +227,13 @@ int lt_read_status(struct lt_status *st)
 				continue;
 			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
 			fd = bpf_obj_get(path);
+			/* a syscall-set program's: one per syscall */
+			for (int n = 0; fd < 0 && n < LT_PROBE_SYSCALLS && lt_probes[i].syscalls[n];
+			     n++) {
+				snprintf(path, sizeof(path), "%s/links/%s-%s", LT_PIN_DIR,
+					 lt_link_name(prog), lt_probes[i].syscalls[n]);
+				fd = bpf_obj_get(path);
+			}
 		}
 		if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &li, &len) == 0) {
 			ps->loaded = true;

@@ -79,6 +79,50 @@
 	{                                                                            \
 		FIELD_(t, m, nm, tk, LT_F_FMT, LT_T_KV), .sgn = SGN(t, m), .put = fn \
 	}
+/* a field of some ops of the record (its member `op`): bit v of `o` for op v */
+#define OPS_(t, o) .ops = (o), .op_off = offsetof(struct t, op)
+#define F_INT_OPS(t, m, nm, o)                                                             \
+	{                                                                                  \
+		FIELD_(t, m, nm, TKEY(nm), LT_F_INT, LT_T_KV), .sgn = SGN(t, m), OPS_(t, o) \
+	}
+#define F_OCTAL_OPS(t, m, nm, o)                                                  \
+	{                                                                         \
+		FIELD_(t, m, nm, TKEY(nm) "0", LT_F_INT, LT_T_OCTAL), OPS_(t, o) \
+	}
+#define F_STRN_OPS(t, m, nm, lm, o)                                                    \
+	{                                                                              \
+		FIELD_(t, m, nm, TKEY(nm), LT_F_STR, LT_T_KV), LEN_(t, lm), OPS_(t, o) \
+	}
+#define F_FLAG_OPS(t, m, nm, b, tx, word, o)                                \
+	{                                                                   \
+		FIELD_(t, m, nm, word, LT_F_FLAG, tx), .bit = b, OPS_(t, o) \
+	}
+#define F_FMT_OPS(t, m, nm, tk, fn, o)                                                            \
+	{                                                                                         \
+		FIELD_(t, m, nm, tk, LT_F_FMT, LT_T_KV), .sgn = SGN(t, m), .put = fn, OPS_(t, o) \
+	}
+#define F_REC(t, m, nm, fn)                                                  \
+	{                                                                    \
+		FIELD_(t, m, nm, TKEY(nm), LT_F_REC, LT_T_KV), .put_rec = fn \
+	}
+#define F_STR_OPS(t, m, nm, o)                                            \
+	{                                                                 \
+		FIELD_(t, m, nm, TKEY(nm), LT_F_STR, LT_T_KV), OPS_(t, o) \
+	}
+#define F_ENUM_OPS(t, m, nm, tab, unk, num, o)                                                     \
+	{                                                                                          \
+		FIELD_(t, m, nm, TKEY(nm), LT_F_ENUM, LT_T_KV),                                    \
+			.sgn = SGN(t, m), .nnames = ARRAY_SIZE(tab), .names = tab, .unknown = unk, \
+			.unknown_num = num, OPS_(t, o)                                             \
+	}
+/* REC writing its own key, or nothing: the field's keys are empty */
+#define F_REC_OPS(t, m, nm, fn, o)                                                       \
+	{                                                                                \
+		.name = nm, .jkey = "", .tkey = "", .kind = LT_F_REC, .text = LT_T_KV,   \
+		.off = offsetof(struct t, m), .size = sizeof(MEMB(t, m)), .put_rec = fn, \
+		OPS_(t, o)                                                               \
+	}
+#define B(v) (1u << (v))
 #define F_END                \
 	{                    \
 		.name = NULL \
@@ -217,6 +261,188 @@ static const char *const tcp_states[] = {
 	F_INT(t, addr.family, "family"), F_ADDR(t, addr.saddr, "saddr", addr.family),       \
 		F_ADDR(t, addr.daddr, "daddr", addr.family), F_INT(t, addr.sport, "sport"), \
 		F_INT(t, addr.dport, "dport")
+
+/* the syscall's name on this architecture: "renameat2" */
+static void put_sysname(struct lt_buf *b, int64_t nr, bool json)
+{
+	char tmp[32];
+
+	if (json)
+		lt_put_c(b, '"');
+	lt_put_s(b, lt_syscall_name(nr >= 0 && nr < 65536 ? (uint32_t)nr : 65535, tmp, sizeof(tmp)));
+	if (json)
+		lt_put_c(b, '"');
+}
+
+static const char *const file_ops[] = {
+	[LT_FILE_UNLINK] = "unlink",	 [LT_FILE_RENAME] = "rename", [LT_FILE_CHMOD] = "chmod",
+	[LT_FILE_CHOWN] = "chown",	 [LT_FILE_LINK] = "link",     [LT_FILE_SYMLINK] = "symlink",
+	[LT_FILE_TRUNCATE] = "truncate", [LT_FILE_MKDIR] = "mkdir",   [LT_FILE_RMDIR] = "rmdir",
+};
+_Static_assert(ARRAY_SIZE(file_ops) == LT_FILE_OPS, "a name per file op");
+
+/* the file ops with a second path, a mode, an owner, flags */
+#define FILE_TWO (B(LT_FILE_RENAME) | B(LT_FILE_LINK) | B(LT_FILE_SYMLINK))
+#define FILE_MODE (B(LT_FILE_CHMOD) | B(LT_FILE_MKDIR))
+#define FILE_FLAGS \
+	(B(LT_FILE_RENAME) | B(LT_FILE_LINK) | B(LT_FILE_CHOWN) | B(LT_FILE_CHMOD) | \
+	 B(LT_FILE_UNLINK) | B(LT_FILE_RMDIR))
+
+static const char *const cred_ops[] = {
+	[LT_CRED_SETUID] = "setuid",	   [LT_CRED_SETGID] = "setgid",
+	[LT_CRED_SETREUID] = "setreuid",   [LT_CRED_SETREGID] = "setregid",
+	[LT_CRED_SETRESUID] = "setresuid", [LT_CRED_SETRESGID] = "setresgid",
+	[LT_CRED_SETFSUID] = "setfsuid",   [LT_CRED_SETFSGID] = "setfsgid",
+	[LT_CRED_SETGROUPS] = "setgroups", [LT_CRED_CAPSET] = "capset",
+	[LT_CRED_EXEC] = "exec",
+};
+_Static_assert(ARRAY_SIZE(cred_ops) == LT_CRED_OPS, "a name per cred op");
+
+/* a capability set as hex: JSON a string (a u64 is past a double's integers) */
+static void put_hex(struct lt_buf *b, uint64_t v)
+{
+	static const char digits[] = "0123456789abcdef";
+	char tmp[16];
+	int n = 0;
+
+	lt_put_s(b, "0x");
+	do {
+		tmp[n++] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		lt_put_c(b, tmp[--n]);
+}
+
+/* {"effective":"0x1ff","permitted":"0x1ff"}; text effective/permitted: 0x1ff/0x1ff */
+static void put_caps(struct lt_buf *b, const struct lt_creds *c, bool json)
+{
+	if (json)
+		lt_put_s(b, "{\"effective\":\"");
+	put_hex(b, c->cap_effective);
+	lt_put_s(b, json ? "\",\"permitted\":\"" : "/");
+	put_hex(b, c->cap_permitted);
+	if (json)
+		lt_put_s(b, "\"}");
+}
+
+static void put_old_caps(struct lt_buf *b, const unsigned char *r, bool json)
+{
+	struct lt_creds c;
+
+	memcpy(&c, r + offsetof(struct lt_cred, old), sizeof(c));
+	put_caps(b, &c, json);
+}
+
+static void put_new_caps(struct lt_buf *b, const unsigned char *r, bool json)
+{
+	struct lt_creds c;
+
+	memcpy(&c, r + offsetof(struct lt_cred, new), sizeof(c));
+	put_caps(b, &c, json);
+}
+
+/* both values of one id: old_uid, new_uid */
+#define CRED_ID(id) \
+	F_INT(lt_cred, old.id, "old_" #id), F_INT(lt_cred, new.id, "new_" #id)
+
+static const char *const priv_ops[] = {
+	[LT_PRIV_PTRACE] = "ptrace",
+	[LT_PRIV_MOUNT] = "mount",
+	[LT_PRIV_UMOUNT] = "umount",
+	[LT_PRIV_BPF] = "bpf",
+	[LT_PRIV_MODULE_LOAD] = "module_load",
+	[LT_PRIV_MODULE_UNLOAD] = "module_unload",
+	[LT_PRIV_UNSHARE] = "unshare",
+	[LT_PRIV_SETNS] = "setns",
+	[LT_PRIV_FILELESS_EXEC] = "fileless_exec",
+};
+_Static_assert(ARRAY_SIZE(priv_ops) == LT_PRIV_OPS, "a name per priv op");
+
+static const char *const ptrace_requests[] = { [0] = "traceme", [16] = "attach" };
+
+/* attach, seize, traceme; another request by number */
+static void put_ptrace_req(struct lt_buf *b, int64_t v, bool json)
+{
+	const char *n = v == 0x4206 ? "seize"
+			: v >= 0 && v < (int64_t)ARRAY_SIZE(ptrace_requests) ? ptrace_requests[v]
+									       : NULL;
+
+	if (!n) {
+		lt_put_s64(b, v);
+		return;
+	}
+	if (json)
+		lt_put_c(b, '"');
+	lt_put_s(b, n);
+	if (json)
+		lt_put_c(b, '"');
+}
+
+static const char *const bpf_cmds[] = {
+	[0] = "MAP_CREATE",	    [5] = "PROG_LOAD",	  [6] = "OBJ_PIN",
+	[8] = "PROG_ATTACH",	    [9] = "PROG_DETACH",  [17] = "RAW_TRACEPOINT_OPEN",
+	[18] = "BTF_LOAD",	    [28] = "LINK_CREATE", [29] = "LINK_UPDATE",
+	[32] = "ENABLE_STATS",	    [33] = "ITER_CREATE", [34] = "LINK_DETACH",
+	[36] = "TOKEN_CREATE",
+};
+
+/* prog_type (PROG_LOAD), map_type (MAP_CREATE) or attach_type (the attaches): key and value */
+static void put_bpf_type(struct lt_buf *b, const unsigned char *r, bool json)
+{
+	const struct lt_priv *p = (const struct lt_priv *)r;
+	const char *key = p->bpf_cmd == 5   ? "prog_type"
+			  : p->bpf_cmd == 0 ? "map_type"
+			  : p->bpf_cmd == 8 || p->bpf_cmd == 9 || p->bpf_cmd == 28 ? "attach_type"
+										   : NULL;
+
+	if (!key)
+		return;
+	lt_put_s(b, json ? ",\"" : " ");
+	lt_put_s(b, key);
+	lt_put_s(b, json ? "\":" : "=");
+	lt_put_u64(b, p->bpf_type);
+}
+
+/* unshare's and setns' namespaces: CLONE_NEW* names, other bits as one hex number */
+static void put_ns_flags(struct lt_buf *b, int64_t v, bool json)
+{
+	static const struct {
+		uint64_t bit;
+		const char *name;
+	} ns[] = {
+		{ 0x00000080, "CLONE_NEWTIME" }, { 0x00020000, "CLONE_NEWNS" },
+		{ 0x02000000, "CLONE_NEWCGROUP" }, { 0x04000000, "CLONE_NEWUTS" },
+		{ 0x08000000, "CLONE_NEWIPC" },	 { 0x10000000, "CLONE_NEWUSER" },
+		{ 0x20000000, "CLONE_NEWPID" },	 { 0x40000000, "CLONE_NEWNET" },
+	};
+	uint64_t rest = (uint64_t)v;
+	bool first = true;
+
+	lt_put_c(b, json ? '[' : '"');
+	for (size_t i = 0; i < ARRAY_SIZE(ns); i++) {
+		if (!(rest & ns[i].bit))
+			continue;
+		lt_put_s(b, first ? "" : json ? "," : "|");
+		lt_put_s(b, json ? "\"" : "");
+		lt_put_s(b, ns[i].name);
+		lt_put_s(b, json ? "\"" : "");
+		rest &= ~ns[i].bit;
+		first = false;
+	}
+	if (rest) {
+		lt_put_s(b, first ? "" : json ? "," : "|");
+		lt_put_s(b, json ? "\"" : "");
+		put_hex(b, rest);
+		lt_put_s(b, json ? "\"" : "");
+	}
+	lt_put_c(b, json ? ']' : '"');
+}
+
+#define PRIV_NS (B(LT_PRIV_UNSHARE) | B(LT_PRIV_SETNS))
+#define PRIV_MOUNTS (B(LT_PRIV_MOUNT) | B(LT_PRIV_UMOUNT))
+#define PRIV_MODULE (B(LT_PRIV_MODULE_LOAD) | B(LT_PRIV_MODULE_UNLOAD))
+#define PRIV_CALLS (((1u << LT_PRIV_OPS) - 1) & ~B(LT_PRIV_FILELESS_EXEC))
 
 /* ---- aggregate keys ---- */
 
@@ -467,6 +693,117 @@ const struct lt_probe lt_probes[] = {
 		  },
 	  .about = "open, openat, openat2: path, flags, mode, fd or -errno (syscall tracepoints; "
 		   "tp_btf before 5.15)" },
+	{ .name = "file",
+	  .progs = { "lt_file_e", "lt_file_x", "lt_file_se", "lt_file_sx" },
+	  .syscalls = { "unlink", "unlinkat", "rename", "renameat", "renameat2", "chmod",
+			"fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+			"link", "linkat", "symlink", "symlinkat", "truncate", "ftruncate", "mkdir",
+			"mkdirat", "rmdir" },
+	  .own = { "lt_sys_args" },
+	  .id = LT_PROBE_FILE,
+	  .type = LT_TYPE_FILE,
+	  .rec_size = sizeof(struct lt_file),
+	  .fields =
+		  (const struct lt_field[]){
+			  F_STR(lt_file, comm, "comm"),
+			  F_ENUM(lt_file, op, "op", file_ops, "op_", true),
+			  F_FMT(lt_file, syscall, "syscall", TKEY("syscall"), put_sysname),
+			  F_STRN(lt_file, path, "path", path_len),
+			  F_FLAG(lt_file, rflags, "path_truncated", LT_FILE_PATH_TRUNC, LT_T_WORD,
+				 "..."),
+			  F_FLAG(lt_file, rflags, "path_from_fd", LT_FILE_PATH_FD, LT_T_WORD,
+				 " path_from_fd"),
+			  F_INT(lt_file, dfd, "dfd"),
+			  F_STRN_OPS(lt_file, new_path, "new_path", new_path_len, FILE_TWO),
+			  F_FLAG_OPS(lt_file, rflags, "new_path_truncated", LT_FILE_NEW_TRUNC,
+				     LT_T_WORD, "...", FILE_TWO),
+			  F_INT_OPS(lt_file, new_dfd, "new_dfd", FILE_TWO),
+			  F_OCTAL_OPS(lt_file, mode, "mode", FILE_MODE),
+			  F_INT_OPS(lt_file, owner_uid, "owner_uid", B(LT_FILE_CHOWN)),
+			  F_INT_OPS(lt_file, owner_gid, "owner_gid", B(LT_FILE_CHOWN)),
+			  F_INT_OPS(lt_file, flags, "flags", FILE_FLAGS),
+			  F_INT_OPS(lt_file, length, "length", B(LT_FILE_TRUNCATE)),
+			  F_INT(lt_file, ret, "ret"),
+			  F_END,
+		  },
+	  .about = "files unlinked, renamed, chmod-ed, chown-ed, linked, truncated, mkdir, rmdir: "
+		   "paths, mode, owner, result (syscall tracepoints; tp_btf before 5.15)" },
+	{ .name = "cred",
+	  .progs = { "lt_cred_e", "lt_cred_x", "lt_cred_se", "lt_cred_sx" },
+	  .syscalls = { "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
+			"setfsuid", "setfsgid", "setgroups", "capset", "execve", "execveat" },
+	  .own = { "lt_sys_args" },
+	  .id = LT_PROBE_CRED,
+	  .type = LT_TYPE_CRED,
+	  .rec_size = sizeof(struct lt_cred),
+	  .fields =
+		  (const struct lt_field[]){
+			  F_STR(lt_cred, comm, "comm"),
+			  F_ENUM(lt_cred, op, "op", cred_ops, "op_", true),
+			  F_FMT(lt_cred, syscall, "syscall", TKEY("syscall"), put_sysname),
+			  CRED_ID(uid),
+			  CRED_ID(euid),
+			  CRED_ID(suid),
+			  CRED_ID(fsuid),
+			  CRED_ID(gid),
+			  CRED_ID(egid),
+			  CRED_ID(sgid),
+			  CRED_ID(fsgid),
+			  F_REC(lt_cred, old, "old_caps", put_old_caps),
+			  F_REC(lt_cred, new, "new_caps", put_new_caps),
+			  F_INT(lt_cred, ret, "ret"),
+			  F_END,
+		  },
+	  .about = "credential changes: setuid family, setgroups, capset, setuid execs; old and "
+		   "new ids and capabilities (syscall tracepoints; tp_btf before 5.15)" },
+	{ .name = "priv",
+	  .progs = { "lt_priv_e", "lt_priv_x", "lt_priv_se", "lt_priv_sx", "lt_priv_mod",
+		     "lt_priv_exec" },
+	  .optional = "lt_priv_mod",
+	  /* tracepoints by the kernel's SYSCALL_DEFINE names: umount2(2) is "umount" */
+	  .syscalls = { "ptrace", "mount", "umount", "bpf", "init_module", "finit_module",
+			"delete_module", "unshare", "setns" },
+	  .own = { "lt_sys_args" },
+	  .id = LT_PROBE_PRIV,
+	  .type = LT_TYPE_PRIV,
+	  .rec_size = sizeof(struct lt_priv),
+	  .fields =
+		  (const struct lt_field[]){
+			  F_STR(lt_priv, comm, "comm"),
+			  F_ENUM(lt_priv, op, "op", priv_ops, "op_", true),
+			  F_FMT_OPS(lt_priv, syscall, "syscall", TKEY("syscall"), put_sysname,
+				    PRIV_CALLS),
+			  F_FMT_OPS(lt_priv, request, "request", TKEY("request"), put_ptrace_req,
+				    B(LT_PRIV_PTRACE)),
+			  F_INT_OPS(lt_priv, target_pid, "target_pid", B(LT_PRIV_PTRACE)),
+			  F_STRN_OPS(lt_priv, source, "source", source_len, B(LT_PRIV_MOUNT)),
+			  F_STRN_OPS(lt_priv, target, "target", target_len,
+				     PRIV_MOUNTS | B(LT_PRIV_BPF)),
+			  F_FLAG_OPS(lt_priv, rflags, "source_truncated", LT_PRIV_SOURCE_TRUNC,
+				     LT_T_NONE, "", B(LT_PRIV_MOUNT)),
+			  F_FLAG_OPS(lt_priv, rflags, "target_truncated", LT_PRIV_TARGET_TRUNC,
+				     LT_T_NONE, "", PRIV_MOUNTS | B(LT_PRIV_BPF)),
+			  F_STR_OPS(lt_priv, fstype, "fstype", B(LT_PRIV_MOUNT)),
+			  F_ENUM_OPS(lt_priv, bpf_cmd, "bpf_cmd", bpf_cmds, "CMD_", true,
+				     B(LT_PRIV_BPF)),
+			  F_REC_OPS(lt_priv, bpf_type, "prog_type", put_bpf_type, B(LT_PRIV_BPF)),
+			  /* the fileless exec's filename, as exec'd, is kept in source */
+			  F_STRN_OPS(lt_priv, source, "filename", source_len,
+				     B(LT_PRIV_FILELESS_EXEC)),
+			  F_STR_OPS(lt_priv, name, "name",
+				    B(LT_PRIV_BPF) | PRIV_MODULE | B(LT_PRIV_FILELESS_EXEC)),
+			  F_FLAG_OPS(lt_priv, rflags, "name_from_fd", LT_PRIV_NAME_FROM_FD,
+				     LT_T_WORD, " name_from_fd", B(LT_PRIV_MODULE_LOAD)),
+			  F_FLAG_OPS(lt_priv, rflags, "memfd", LT_PRIV_MEMFD, LT_T_WORD, " memfd",
+				     B(LT_PRIV_FILELESS_EXEC)),
+			  F_FMT_OPS(lt_priv, flags, "flags", TKEY("flags"), put_ns_flags, PRIV_NS),
+			  F_INT_OPS(lt_priv, flags, "flags", PRIV_MOUNTS | PRIV_MODULE),
+			  F_INT_OPS(lt_priv, fd, "fd", B(LT_PRIV_SETNS) | B(LT_PRIV_MODULE_LOAD)),
+			  F_INT(lt_priv, ret, "ret"),
+			  F_END,
+		  },
+	  .about = "privileged operations: ptrace attach, mount, umount, bpf, modules, unshare, "
+		   "setns, fileless execs (syscall tracepoints, tp_btf)" },
 	{ .name = "syscalls",
 	  .progs = { "lt_sys_e", "lt_sys_x", "lt_sys_c" }, /* lt_sys_c alone: --count-only */
 	  .own = { "lt_sys_start", "lt_sys_nr", "lt_sys_hist" },

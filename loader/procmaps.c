@@ -186,9 +186,9 @@ static uint64_t ident_hash(const struct ident *id)
 		id->dev ^ lt_hash_mix(id->ino ^ lt_hash_mix(id->size ^ lt_hash_mix(id->mtime_ns))));
 }
 
-static struct lt_file *file_new(struct lt_syms *s, const char *path, struct lt_elf *e)
+static struct lt_mfile *file_new(struct lt_syms *s, const char *path, struct lt_elf *e)
 {
-	struct lt_file *f;
+	struct lt_mfile *f;
 
 	if (LT_GROW(s->filev, s->filecap, s->nfile + 1))
 		return NULL;
@@ -205,17 +205,17 @@ static struct lt_file *file_new(struct lt_syms *s, const char *path, struct lt_e
 	return f;
 }
 
-struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m)
+struct lt_mfile *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m)
 {
 	char mf[PATH_BUF];
 	struct ident id = { makedev(m->maj, m->min), m->ino, 0, 0 };
 	struct lt_elf *e = NULL;
-	struct lt_file *f;
+	struct lt_mfile *f;
 	int fd = map_file_open(pid, m, &id, mf, sizeof(mf));
 	uint64_t key = ident_hash(&id);
 
 	for (struct hnode *n = NULL; (n = ht_find(&s->files, key, n));) {
-		f = (struct lt_file *)n;
+		f = (struct lt_mfile *)n;
 		if (f->dev != id.dev || f->ino != id.ino || f->size != id.size ||
 		    f->mtime_ns != id.mtime_ns)
 			continue;
@@ -245,7 +245,7 @@ struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line
 }
 
 /* [vdso]: the same image in every 64-bit process, so read our own */
-struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len)
+struct lt_mfile *vdso_file(struct lt_syms *s, uint64_t map_len)
 {
 	const Elf64_Ehdr *eh;
 	struct lt_elf *e;
@@ -408,7 +408,7 @@ static int snap_take(struct lt_syms *s, uint32_t tgid, const char *comm, struct 
 	cur = buf;
 	while ((line = next_line(&cur))) {
 		struct maps_line m;
-		struct lt_file *f;
+		struct lt_mfile *f;
 
 		if (!parse_maps_line(line, &m) || m.perms[2] != 'x')
 			continue;

@@ -254,6 +254,9 @@ put_fields(struct lt_buf *b, const struct lt_field *f, const unsigned char *r, b
 	char *o = b->p + b->len;
 
 	for (; f->name; f++) {
+		/* a field of other ops */
+		if (f->ops && (r[f->op_off] >= 32 || !((f->ops >> r[f->op_off]) & 1)))
+			continue;
 		/* JSON has "name":value for every field, text by the field's style */
 		if (json) {
 			memcpy(o, f->jkey, LT_KEY_ROOM);
@@ -296,6 +299,11 @@ put_fields(struct lt_buf *b, const struct lt_field *f, const unsigned char *r, b
 			break;
 		case LT_F_FMT:
 			o = emit_fmt(b, o, f, r, json);
+			break;
+		case LT_F_REC:
+			b->len = o - b->p;
+			f->put_rec(b, r, json);
+			o = b->p + b->len;
 			break;
 		}
 	}
@@ -478,8 +486,15 @@ static void wrap_word(struct wrap *w, const char *s, size_t n, const char *tail)
 
 static void wrap_fields(struct wrap *w, const struct lt_field *f, const char *last_tail)
 {
-	for (; f->name; f++)
-		wrap_word(w, f->name, strlen(f->name), f[1].name ? "" : last_tail);
+	for (const struct lt_field *first = f; f->name; f++) {
+		const struct lt_field *g = first;
+
+		/* a name two ops write from two members (priv's flags) once */
+		while (g < f && strcmp(g->name, f->name))
+			g++;
+		if (g == f)
+			wrap_word(w, f->name, strlen(f->name), f[1].name ? "" : last_tail);
+	}
 }
 
 void lt_probe_fields_help(FILE *f)

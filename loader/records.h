@@ -33,6 +33,7 @@ enum lt_fkind {
 	LT_F_ENUM, /* .names[value], else .unknown (then the number with .unknown_num) */
 	LT_F_ADDR, /* IP address bytes; the length field is the family (6: IPv6, else IPv4) */
 	LT_F_FMT, /* .put writes the value from the integer */
+	LT_F_REC, /* .put_rec writes the value from the whole record */
 };
 
 /* How text shows a field (struct lt_field.text); JSON always has "name":value. */
@@ -66,6 +67,12 @@ struct lt_field {
 	const char *unknown; /* ENUM: for a value without a name */
 	/* FMT: the whole value, JSON (quotes included) or text */
 	void (*put)(struct lt_buf *b, int64_t v, bool json);
+	/* REC: the whole value, from the record */
+	void (*put_rec)(struct lt_buf *b, const unsigned char *r, bool json);
+	/* a field of some ops only: written when bit (the record's byte at op_off) of ops
+	 * is set; ops 0: always */
+	__u32 ops;
+	__u16 op_off;
 };
 
 /* Bytes of an aggregate map's key the key writers read at most. */
@@ -93,6 +100,8 @@ struct lt_prom {
 #define LT_PROBE_OWN 12
 /* Most iterators one probe has. */
 #define LT_PROBE_ITERS 2
+/* Most syscalls one syscall-set probe watches. */
+#define LT_PROBE_SYSCALLS 24
 
 /* One row per probe: everything the loader needs to know about it. */
 struct lt_probe {
@@ -104,6 +113,14 @@ struct lt_probe {
 	 * on the classic tracepoint, takes over what both were skipped for, and is
 	 * attached only where tracepoints are preemptible (lt_claim). */
 	const char *progs[LT_PROBE_PROGS];
+	/* a syscall-set probe (file, cred, priv): each of its programs on a classic syscall
+	 * tracepoint (its section names one of the set) is attached to the sys_enter_ or
+	 * sys_exit_ tracepoint of each of these that the kernel has, pinned as links/NAME-SYSCALL
+	 * (bpffs takes no dots); its tp_btf ones on sys_enter/sys_exit filter by number */
+	const char *syscalls[LT_PROBE_SYSCALLS];
+	/* one of progs, on a tracepoint some kernels lack (priv's module_load: no
+	 * CONFIG_MODULES): loaded only where the kernel has it */
+	const char *optional;
 	/* iterators its consumers run (tcp's sweep, lt_sweep_run), pinned as links/NAME */
 	const char *iters[LT_PROBE_ITERS];
 	/* never attached: the sweeping consumer runs it (test run) to free the entries

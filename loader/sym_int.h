@@ -100,7 +100,7 @@ struct lt_elf {
 	struct lt_uw_row *uw_rows; /* built, not yet placed (the table was full) */
 };
 
-struct lt_file {
+struct lt_mfile {
 	struct hnode node; /* by identity */
 	uint64_t dev, ino, size, mtime_ns;
 	char *path; /* as the process sees it, " (deleted)" removed */
@@ -109,7 +109,7 @@ struct lt_file {
 
 struct lt_map {
 	uint64_t start, end, pgoff;
-	struct lt_file *file;
+	struct lt_mfile *file;
 };
 
 struct lt_snap {
@@ -148,13 +148,13 @@ struct lt_syms {
 	size_t nsnap, snapcap;
 	size_t young; /* snapv[young..] may still have re-reads due */
 	size_t jit_next; /* the next snapshot whose perf map a tick looks at */
-	struct lt_file **filev;
+	struct lt_mfile **filev;
 	size_t nfile, filecap;
 	struct lt_elf **elfv;
 	size_t nelf, elfcap;
 	uint64_t seq;
 	unsigned int held_fds;
-	struct lt_file *vdso;
+	struct lt_mfile *vdso;
 	bool vdso_tried;
 	/* kernel */
 	bool k_loaded, k_hidden;
@@ -217,9 +217,9 @@ char *next_line(char **cur);
 int map_file_open(uint32_t pid, const struct maps_line *m, struct ident *id, char *mf, size_t len);
 
 /* the cached file of a mapping (its ELF contents by build-id), opened now if new; NULL: none */
-struct lt_file *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m);
+struct lt_mfile *file_get(struct lt_syms *s, uint32_t pid, const struct maps_line *m);
 /* the cached [vdso] image when it matches a mapping of map_len bytes, else NULL */
-struct lt_file *vdso_file(struct lt_syms *s, uint64_t map_len);
+struct lt_mfile *vdso_file(struct lt_syms *s, uint64_t map_len);
 
 /*
  * A perf map ("START SIZE NAME" lines, hex) from fd into t, sorted, within the caps: bytes read,

@@ -81,7 +81,7 @@ static bool uw_place(struct lt_uw_table *t, struct lt_elf *e)
 static struct lt_elf *uw_elf(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid,
 			     struct maps_line *m)
 {
-	struct lt_file *f;
+	struct lt_mfile *f;
 
 	if (!strchr(m->perms, 'x') || !m->path)
 		return NULL;

@@ -6,26 +6,28 @@
  * loads (CO-RE relocated), no probe-read helper. A raw_tp program would need
  * bpf_probe_read_kernel of the same fields.
  *   LT_SYS_NR(regs)      the syscall's number (-1: none, e.g. some rt_sigreturn exits)
- *   LT_SYS_ARG0..3(regs) its first four arguments, valid at entry and at exit
+ *   LT_SYS_ARG0..4(regs) its first five arguments, valid at entry and at exit
  */
 #ifndef LT_ARCH_BPF_H
 #define LT_ARCH_BPF_H
 
 #if defined(__TARGET_ARCH_x86)
-/* x86-64: the number in orig_ax (ax becomes the return value), arguments di si dx r10 */
+/* x86-64: the number in orig_ax (ax becomes the return value), arguments di si dx r10 r8 */
 #define LT_SYS_NR(regs) ((long)(regs)->orig_ax)
 #define LT_SYS_ARG0(regs) ((regs)->di)
 #define LT_SYS_ARG1(regs) ((regs)->si)
 #define LT_SYS_ARG2(regs) ((regs)->dx)
 #define LT_SYS_ARG3(regs) ((regs)->r10)
+#define LT_SYS_ARG4(regs) ((regs)->r8)
 #elif defined(__TARGET_ARCH_arm64)
 /* arm64: the number in syscallno (an s32), arguments x0..x3; x0 becomes the return
- * value, so the first argument is read from orig_x0, its copy made at entry */
+ * value, so the first argument is read from orig_x0, its copy made at entry; x1..x4 stay */
 #define LT_SYS_NR(regs) ((long)(regs)->syscallno)
 #define LT_SYS_ARG0(regs) ((regs)->orig_x0)
 #define LT_SYS_ARG1(regs) ((regs)->regs[1])
 #define LT_SYS_ARG2(regs) ((regs)->regs[2])
 #define LT_SYS_ARG3(regs) ((regs)->regs[3])
+#define LT_SYS_ARG4(regs) ((regs)->regs[4])
 #else
 #error "lowtrace's BPF programs are built for x86 or arm64 (-D__TARGET_ARCH_x86 or _arm64)"
 #endif
