@@ -13,6 +13,7 @@
  *   delete-module NAME       delete_module(NAME, O_NONBLOCK)
  *   finit-module FILE        finit_module on FILE (not a module: an error)
  *   setns FILE               setns(open(FILE), 0): FILE a /proc/PID/ns/... link
+ *   unlink-fault             unlinkat(AT_FDCWD, an unreadable address, 0): -EFAULT
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -127,7 +128,10 @@ int main(int argc, char **argv)
 		printf("fd %d\n", fd);
 		return show(op, ret(syscall(SYS_setns, fd, 0)));
 	}
+	if (!strcmp(op, "unlink-fault"))
+		return show(op, ret(syscall(SYS_unlinkat, AT_FDCWD, (const char *)8, 0)));
 	fprintf(stderr, "usage: privops ids|setresuid R E S|capset|ptrace|traceme|"
-			"memfd-exec FILE [ARG...]|delete-module NAME|finit-module FILE|setns FILE\n");
+			"memfd-exec FILE [ARG...]|delete-module NAME|finit-module FILE|setns FILE|"
+			"unlink-fault\n");
 	return 2;
 }
