@@ -14,6 +14,7 @@
  *   finit-module FILE        finit_module on FILE (not a module: an error)
  *   setns FILE               setns(open(FILE), 0): FILE a /proc/PID/ns/... link
  *   unlink-fault             unlinkat(AT_FDCWD, an unreadable address, 0): -EFAULT
+ *   gone-exec FILE [ARG...]  opens FILE, unlinks it, execs the open file (fexecve)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -128,10 +129,19 @@ int main(int argc, char **argv)
 		printf("fd %d\n", fd);
 		return show(op, ret(syscall(SYS_setns, fd, 0)));
 	}
+	if (!strcmp(op, "gone-exec") && argc > 2) {
+		extern char **environ;
+		int fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || unlink(argv[2]))
+			return show(op, -errno);
+		syscall(SYS_execveat, fd, "", argv + 2, environ, AT_EMPTY_PATH);
+		return show(op, -errno);
+	}
 	if (!strcmp(op, "unlink-fault"))
 		return show(op, ret(syscall(SYS_unlinkat, AT_FDCWD, (const char *)8, 0)));
 	fprintf(stderr, "usage: privops ids|setresuid R E S|capset|ptrace|traceme|"
 			"memfd-exec FILE [ARG...]|delete-module NAME|finit-module FILE|setns FILE|"
-			"unlink-fault\n");
+			"unlink-fault|gone-exec FILE [ARG...]\n");
 	return 2;
 }
