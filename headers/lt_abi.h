@@ -121,6 +121,36 @@ struct lt_hdr {
 #define LT_EXEC_PACKED (1u << 3)
 /* the fixed-layout exec of 1 KiB args before LT_EXEC_PACKED: namespaces its last bytes */
 #define LT_EXEC_V1_SIZE 1376
+/*
+ * Packed with ancestry (every exec since LT_EXEC_ANC): the record's last bytes are
+ * pid_ns .. _pad2 (LT_EXEC_TAIL_SIZE), and the anc_len bytes before them the ancestors,
+ * each a struct lt_anc's first LT_ANC_HEAD bytes, name_len bytes of name, a NUL and zeros
+ * to a multiple of 8. The decoder puts them in anc[].
+ */
+#define LT_EXEC_ANC (1u << 4)
+/* the exec'd file has no name left: a memfd, or a file deleted (i_nlink 0) */
+#define LT_EXEC_FILELESS (1u << 5)
+
+/* ancestors an exec record carries at most, and by default (load --ancestors) */
+#define LT_ANC_MAX 8
+#define LT_ANC_DEFAULT 3
+#define LT_ANC_NAME 128
+#define LT_ANC_HEAD 16
+
+/* lt_anc.flags, lt_proc.flags */
+#define LT_ANC_UNKNOWN (1u << 0) /* no entry for the process: its pid alone */
+#define LT_ANC_SEEDED (1u << 1) /* named by the loader's walk of /proc, not by an exec seen */
+#define LT_ANC_NAME_TRUNC (1u << 2) /* the name filled all LT_ANC_NAME - 1 bytes: maybe cut */
+
+/* One ancestor of an exec's process: its parent, grandparent, ... */
+struct lt_anc {
+	__u64 exec_id; /* of the image it ran at the exec; 0: unknown */
+	__u32 pid;
+	__u16 name_len; /* bytes of name, without the NUL */
+	__u8 flags; /* LT_ANC_* */
+	__u8 _pad0;
+	char name[LT_ANC_NAME]; /* the filename it exec'd (seeded: /proc/PID/exe) */
+};
 
 struct lt_exec {
 	struct lt_hdr hdr;
@@ -141,6 +171,50 @@ struct lt_exec {
 	__u32 mnt_ns;
 	__u32 net_ns;
 	__u32 _pad1;
+	/* since LT_EXEC_ANC (an older record's read as 0) */
+	__u64 exec_id; /* unique per exec on this boot (lt_proc) */
+	__u64 parent_exec_id; /* the exec_id of the parent's image; 0: unknown */
+	__u32 euid; /* effective ids of the new image */
+	__u32 egid;
+	__u8 n_anc; /* ancestors in anc, nearest first */
+	__u8 anc_more; /* the chain went on past them */
+	__u16 anc_len; /* bytes of the packed ancestors */
+	__u32 _pad2;
+	struct lt_anc anc[LT_ANC_MAX];
+};
+
+/*
+ * Value of lt_procs (key: a process's tgid): the image it runs, for its children's execs.
+ * Written at each exec, copied at fork to the new process, gone when its leader is freed;
+ * seeded at load from /proc for the processes already there. An LRU of load --max-procs.
+ */
+#define LT_PROCS_DEFAULT 16384
+struct lt_proc {
+	__u64 exec_id;
+	__u64 parent_exec_id;
+	__u16 name_len;
+	__u8 flags; /* LT_ANC_SEEDED, LT_ANC_NAME_TRUNC */
+	__u8 _pad0[5];
+	char name[LT_ANC_NAME];
+};
+
+/*
+ * exec_id: the boot-time clock's nanoseconds with the low 12 bits replaced by the CPU: two
+ * execs on one CPU are microseconds apart at the least. A seeded process's has all 12
+ * bits set (no CPU's), counted down from the load's time.
+ */
+#define LT_EXEC_ID_CPU 0xfffull
+
+/* Value of lt_anc_stat (one, per CPU): the ancestry's counts */
+struct lt_anc_stat {
+	__u64 execs; /* lt_procs entries written by execs */
+	__u64 forks; /* copied to a new process */
+	__u64 freed; /* removed with their process */
+	/* ancestors without an entry though they started after the load: evicted from the
+	 * LRU (or a fork or exec the kernel skipped the program for) */
+	__u64 missing;
+	/* ancestors without an entry that started before the load and were not seeded */
+	__u64 unknown;
 };
 
 struct lt_exit {
@@ -645,7 +719,15 @@ struct lt_seen {
 	M(lt_exec, argc) M(lt_exec, cgroup_id) M(lt_exec, filename_len) M(lt_exec, args_len)   \
 	M(lt_exec, flags) M(lt_exec, _pad0) M(lt_exec, comm) M(lt_exec, filename)               \
 	M(lt_exec, args) M(lt_exec, pid_ns) M(lt_exec, mnt_ns) M(lt_exec, net_ns)               \
-	M(lt_exec, _pad1)                                                                      \
+	M(lt_exec, _pad1) M(lt_exec, exec_id) M(lt_exec, parent_exec_id) M(lt_exec, euid)        \
+	M(lt_exec, egid) M(lt_exec, n_anc) M(lt_exec, anc_more) M(lt_exec, anc_len)             \
+	M(lt_exec, _pad2) M(lt_exec, anc)                                                      \
+	S(lt_anc) M(lt_anc, exec_id) M(lt_anc, pid) M(lt_anc, name_len) M(lt_anc, flags)        \
+	M(lt_anc, _pad0) M(lt_anc, name)                                                       \
+	S(lt_proc) M(lt_proc, exec_id) M(lt_proc, parent_exec_id) M(lt_proc, name_len)          \
+	M(lt_proc, flags) M(lt_proc, _pad0) M(lt_proc, name)                                    \
+	S(lt_anc_stat) M(lt_anc_stat, execs) M(lt_anc_stat, forks) M(lt_anc_stat, freed)        \
+	M(lt_anc_stat, missing) M(lt_anc_stat, unknown)                                        \
 	S(lt_exit) M(lt_exit, hdr) M(lt_exit, ppid) M(lt_exit, exit_code) M(lt_exit, signal)    \
 	M(lt_exit, core_dumped) M(lt_exit, _pad0) M(lt_exit, lifetime_ns) M(lt_exit, comm)      \
 	S(lt_fork) M(lt_fork, hdr) M(lt_fork, child_pid) M(lt_fork, _pad0) M(lt_fork, comm)     \
@@ -714,12 +796,19 @@ LT_ASSERT_OFF(struct lt_hdr, tid, 20);
 LT_ASSERT_OFF(struct lt_hdr, cgroup_id, 24);
 
 /* a shed exec: everything up to args, LT_SHED_ARGS of them, then pid_ns .. _pad1 */
-#define LT_EXEC_NS_SIZE (sizeof(struct lt_exec) - __builtin_offsetof(struct lt_exec, pid_ns))
+#define LT_EXEC_NS_SIZE (__builtin_offsetof(struct lt_exec, exec_id) - __builtin_offsetof(struct lt_exec, pid_ns))
+/* an LT_EXEC_ANC record's tail: pid_ns .. _pad2 */
+#define LT_EXEC_TAIL_SIZE (__builtin_offsetof(struct lt_exec, anc) - __builtin_offsetof(struct lt_exec, pid_ns))
 #define LT_EXEC_SHED_SIZE \
 	(__builtin_offsetof(struct lt_exec, args) + LT_SHED_ARGS + LT_EXEC_NS_SIZE)
 #define LT_OPEN_SHED_SIZE (__builtin_offsetof(struct lt_open, path) + LT_SHED_PATH)
 
-_Static_assert(sizeof(struct lt_exec) == 4448, "lt_exec size");
+_Static_assert(sizeof(struct lt_exec) == 4480 + LT_ANC_MAX * sizeof(struct lt_anc), "lt_exec size");
+_Static_assert(LT_EXEC_NS_SIZE == 16 && LT_EXEC_TAIL_SIZE == 48, "exec tails");
+_Static_assert(sizeof(struct lt_anc) == LT_ANC_HEAD + LT_ANC_NAME, "lt_anc size");
+_Static_assert(sizeof(struct lt_proc) == 24 + LT_ANC_NAME, "lt_proc size");
+LT_ASSERT_OFF(struct lt_exec, exec_id, 4448);
+LT_ASSERT_OFF(struct lt_exec, anc, 4480);
 _Static_assert(LT_EXEC_SHED_SIZE == 480 && LT_OPEN_SHED_SIZE == 136, "shed sizes");
 LT_ASSERT_OFF(struct lt_exec, cgroup_id, 48);
 LT_ASSERT_OFF(struct lt_exec, flags, 60);

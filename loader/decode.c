@@ -61,6 +61,37 @@ static void unshed_exec(struct lt_rec *out, size_t size)
 }
 
 /*
+ * The ancestors of an LT_EXEC_ANC exec: anc_len bytes ending at `end`, after the args (which
+ * end at `args_end`, then zeros to 8). Each to its anc[] slot; a block that does not parse
+ * whole (counts, lengths, sizes) rejects the record.
+ */
+static bool unpack_anc(struct lt_exec *e, const unsigned char *data, size_t end, size_t args_end)
+{
+	size_t pos, len = e->anc_len;
+
+	if (e->n_anc > LT_ANC_MAX || len > end || end - len < args_end)
+		return false;
+	pos = end - len;
+	for (unsigned int i = 0; i < e->n_anc; i++) {
+		struct lt_anc *a = &e->anc[i];
+		size_t step;
+
+		if (end - pos < LT_ANC_HEAD)
+			return false;
+		memcpy(a, data + pos, LT_ANC_HEAD);
+		if (a->name_len >= LT_ANC_NAME)
+			return false;
+		step = LT_ANC_HEAD + ((a->name_len + 8u) & ~7u);
+		if (end - pos < step)
+			return false;
+		memcpy(a->name, data + pos + LT_ANC_HEAD, a->name_len);
+		a->name[a->name_len] = 0;
+		pos += step;
+	}
+	return pos == end;
+}
+
+/*
  * A packed exec (LT_EXEC_PACKED): filename, args and the namespace fields to their
  * places. Only the bytes the length fields cover are written (the rest of `out` is
  * whatever the last record left, and no encoder reads past a length); a record whose
@@ -70,21 +101,26 @@ static bool unpack_exec(const unsigned char *data, size_t size, struct lt_rec *o
 {
 	struct lt_exec *e = (struct lt_exec *)out->raw;
 	const size_t fixed = offsetof(struct lt_exec, filename);
-	size_t fn, args;
+	size_t fn, args, tail;
 
-	if (size < fixed + 1 + LT_EXEC_NS_SIZE)
+	if (size < fixed)
 		return false;
 	memcpy(out->raw, data, fixed);
+	/* with ancestry the tail has the identity fields too; an older one namespaces only */
+	tail = e->flags & LT_EXEC_ANC ? LT_EXEC_TAIL_SIZE : LT_EXEC_NS_SIZE;
 	fn = e->filename_len;
 	args = e->args_len;
-	if (fn >= LT_FILENAME_MAX || args > LT_ARGS_MAX ||
-	    fixed + fn + 1 + args + LT_EXEC_NS_SIZE > size)
+	if (fn >= LT_FILENAME_MAX || args > LT_ARGS_MAX || fixed + fn + 1 + args + tail > size)
 		return false;
 	memcpy(e->filename, data + fixed, fn);
 	e->filename[fn] = 0;
 	memcpy(e->args, data + fixed + fn + 1, args);
-	memcpy(&e->pid_ns, data + size - LT_EXEC_NS_SIZE, LT_EXEC_NS_SIZE);
-	return true;
+	memcpy(&e->pid_ns, data + size - tail, tail);
+	if (tail == LT_EXEC_NS_SIZE) {
+		memset(&e->exec_id, 0, offsetof(struct lt_exec, anc) - offsetof(struct lt_exec, exec_id));
+		return true;
+	}
+	return unpack_anc(e, data, size - tail, fixed + fn + 1 + args);
 }
 
 const struct lt_probe *lt_decode(const void *data_, size_t avail, struct lt_rec *out,

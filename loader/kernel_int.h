@@ -58,6 +58,9 @@ static inline bool lt_prog_on_syscall_tp(const struct bpf_program *p)
 	return p && !strncmp(bpf_program__section_name(p), "tracepoint/syscalls/", 20);
 }
 
+/* ancestry's seed: an lt_procs entry for each process running (kernel_procs.c) */
+int lt_seed_procs(struct lt_suite *s);
+
 /* ---- what the machine has (kernel_env.c): exit codes, the error printed ---- */
 int check_privileges(void);
 int check_env(void);

@@ -222,6 +222,10 @@ static int load_attach(struct lt_suite *s)
 						strerror(errno));
 		}
 	}
+	/* after exec's programs are attached: none of the processes meanwhile goes unnamed */
+	err = lt_seed_procs(s);
+	if (err)
+		return err;
 	return s->pin ? pin_suite(s) : LT_OK;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
@@ -197,6 +198,18 @@ static void set_syscalls(struct lt_suite *s, const struct lt_load_opts *o)
 		bpf_map__set_max_entries(k->maps.lt_sys_start, 1);
 }
 
+/* exec's ancestry: how many ancestors, the LRU of images, the load's boot-time clock */
+static void set_ancestry(struct lt_suite *s, const struct lt_load_opts *o)
+{
+	struct timespec ts;
+
+	s->skel->rodata->lt_cfg_ancestors = o->ancestors;
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+		s->skel->rodata->lt_cfg_load_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	bpf_map__set_max_entries(s->skel->maps.lt_procs,
+				 o->max_procs ? o->max_procs : LT_PROCS_DEFAULT);
+}
+
 /* Load a program of the table, or not; an error when the object lacks it. */
 static int autoload(struct lt_suite *s, const char *name, bool on)
 {
@@ -372,8 +385,10 @@ static int open_configure(struct lt_suite *s, const struct lt_load_opts *o, uint
 	bpf_map__set_autocreate(k->maps.lt_cg_counts, true);
 	if (!err)
 		err = set_state(s, o);
-	if (!err)
+	if (!err) {
 		set_syscalls(s, o);
+		set_ancestry(s, o);
+	}
 	return err;
 }
 

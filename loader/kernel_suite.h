@@ -33,6 +33,8 @@ struct lt_load_opts {
 	enum lt_state_mode state; /* where per-thread and per-socket state lives */
 	uint32_t max_threads; /* bounded hashes: entries of each per-thread map (0: default) */
 	uint32_t max_conns; /* bounded hashes: entries of the tcp map */
+	uint32_t ancestors; /* --ancestors: exec records name this many */
+	uint32_t max_procs; /* --max-procs: entries of lt_procs (0: LT_PROCS_DEFAULT) */
 	uint32_t rate[LT_PROBE_SLOTS]; /* --rate-limit: events/s per cgroup, by probe id; 0: none */
 	bool no_shed; /* --no-shed: exec and open records are never written short */
 	bool pin_group; /* --pin-group: pins readable by pin_gid (load only) */

@@ -58,6 +58,8 @@ static const struct opt_desc descs[] = {
 	OPT("identity-cgroup", LT_O_IDENT_CGROUP, STR),
 	OPT_NUM("cgroup-grace", LT_O_CG_GRACE, 86400, false, ZERO_OK),
 	OPT_NUM("cgroup-cap", LT_O_CG_CAP, 1u << 20, true, ZERO_AT_LEAST_1),
+	OPT_NUM("ancestors", LT_O_ANCESTORS, LT_ANC_MAX, false, ZERO_OK),
+	OPT_NUM("max-procs", LT_O_MAX_PROCS, 1u << 22, true, ZERO_AT_LEAST_1),
 	OPT("json", LT_O_JSON, FLAG),
 	OPT("text", LT_O_TEXT, FLAG),
 	OPT("type", LT_O_TYPE, STR),
@@ -362,7 +364,8 @@ const int lt_load_keys[] = { LT_O_PROBES,     LT_O_PID,	       LT_O_CGROUP,
 			     LT_O_COUNT_ONLY, LT_O_STATE,      LT_O_MAX_THREADS,
 			     LT_O_MAX_CONNS,  LT_O_RATE_LIMIT, LT_O_NO_SHED,
 			     LT_O_PIN_GROUP,  LT_O_CONFIG,     LT_O_IDENT_CGROUP,
-			     LT_O_CG_GRACE,   LT_O_CG_CAP,     0 };
+			     LT_O_CG_GRACE,   LT_O_CG_CAP,     LT_O_ANCESTORS,
+			     LT_O_MAX_PROCS,  0 };
 const int lt_metrics_keys[] = {
 	LT_O_LISTEN, LT_O_PER_SYS_LAT, LT_O_BY, LT_O_BY_MAX, LT_O_CONFIG, 0
 };
@@ -786,7 +789,11 @@ const char lt_load_opts_help[] =
 	"                         cgroup2, or a controller (pids, memory, cpu, ...)\n"
 	"    --cgroup-grace S     a removed cgroup's name and counts stay S seconds for\n"
 	"                         late records and metrics --by's next read (default 300)\n"
-	"    --cgroup-cap N       cgroups the kernel keeps names of (default 8192)\n";
+	"    --cgroup-cap N       cgroups the kernel keeps names of (default 8192)\n"
+	"    --ancestors N        exec records name N ancestors, nearest first (0-8,\n"
+	"                         default 3)\n"
+	"    --max-procs N        processes the kernel keeps the image of, for ancestry (an\n"
+	"                         LRU; default 16384): evictions are counted (status)\n";
 
 void lt_print_probes(FILE *f)
 {
@@ -816,6 +823,8 @@ void lt_load_defaults(struct lt_load_opts *o)
 	o->state = LT_STATE_AUTO;
 	o->max_threads = 0; /* lt_default_max_threads(), at load */
 	o->max_conns = LT_MAX_CONNS_DEFAULT;
+	o->ancestors = LT_ANC_DEFAULT;
+	o->max_procs = LT_PROCS_DEFAULT;
 }
 
 #define LT_RATE_MAX 1000000000u
@@ -908,6 +917,12 @@ int lt_load_opt(struct lt_load_opts *o, int key, const char *arg, uint64_t num)
 	case LT_O_CG_GRACE:
 		o->cg_grace_s = num;
 		o->cg_grace_set = true;
+		return LT_OK;
+	case LT_O_ANCESTORS:
+		o->ancestors = num;
+		return LT_OK;
+	case LT_O_MAX_PROCS:
+		o->max_procs = num;
 		return LT_OK;
 	case LT_O_CG_CAP:
 		o->cg_cap = num;

@@ -139,6 +139,61 @@ const struct lt_field lt_hdr_fields[] = {
 
 /* ---- values with names ---- */
 
+/* an exec_id: JSON a string of its digits (a u64 is past a double's integers), text the digits */
+static void put_exec_id(struct lt_buf *b, int64_t v, bool json)
+{
+	if (json)
+		lt_put_c(b, '"');
+	lt_put_u64(b, (uint64_t)v);
+	if (json)
+		lt_put_c(b, '"');
+}
+
+/*
+ * An exec's ancestors, nearest first: JSON [{"pid":1,"exec_id":"..","filename":"/sbin/init"}]
+ * (exec_id and filename null where the process had no entry); text pid:filename,... ("?").
+ */
+static void put_ancestors(struct lt_buf *b, const unsigned char *r, bool json)
+{
+	const struct lt_exec *e = (const struct lt_exec *)r;
+	unsigned int n = e->n_anc < LT_ANC_MAX ? e->n_anc : LT_ANC_MAX;
+
+	if (json)
+		lt_put_c(b, '[');
+	for (unsigned int i = 0; i < n; i++) {
+		const struct lt_anc *a = &e->anc[i];
+		size_t len = lt_strnlen(a->name, a->name_len < LT_ANC_NAME ? a->name_len : LT_ANC_NAME);
+		bool known = !(a->flags & LT_ANC_UNKNOWN);
+
+		if (i)
+			lt_put_c(b, ',');
+		if (!json) {
+			lt_put_u64(b, a->pid);
+			lt_put_c(b, ':');
+			if (known)
+				lt_put_text_str(b, a->name, len);
+			else
+				lt_put_c(b, '?');
+			continue;
+		}
+		lt_put_s(b, "{\"pid\":");
+		lt_put_u64(b, a->pid);
+		lt_put_s(b, ",\"exec_id\":");
+		if (known)
+			put_exec_id(b, (int64_t)a->exec_id, true);
+		else
+			lt_put_s(b, "null");
+		lt_put_s(b, ",\"filename\":");
+		if (known)
+			lt_put_json_str(b, a->name, len);
+		else
+			lt_put_s(b, "null");
+		lt_put_c(b, '}');
+	}
+	if (json)
+		lt_put_c(b, ']');
+}
+
 /* the kernel's enum trace_signal_result */
 static const char *const signal_results[] = { "delivered", "ignored", "already_pending",
 					      "overflow_fail", "lose_info" };
@@ -536,8 +591,9 @@ _Static_assert(sizeof(struct lt_bio_key) <= LT_AGG_KEY_MAX, "bio key fits");
 
 const struct lt_probe lt_probes[] = {
 	{ .name = "exec",
-	  .progs = { "lt_exec", "lt_exec_nest", "lt_exec_tp" },
-	  .own = { "lt_cg_counts", "lt_marks_cpu", "lt_marks", "lt_exec_buf" },
+	  .progs = { "lt_exec", "lt_exec_nest", "lt_exec_tp", "lt_exec_fork", "lt_exec_free" },
+	  .own = { "lt_cg_counts", "lt_marks_cpu", "lt_marks", "lt_exec_buf", "lt_procs",
+		   "lt_anc_stat" },
 	  .id = LT_PROBE_EXEC,
 	  .type = LT_TYPE_EXEC,
 	  .rec_size = sizeof(struct lt_exec),
@@ -560,6 +616,15 @@ const struct lt_probe lt_probes[] = {
 				 " ..."),
 			  F_FLAG(lt_exec, flags, "args_shed", LT_EXEC_ARGS_SHED, LT_T_WORD,
 				 " args_shed"),
+			  F_INT(lt_exec, euid, "euid"),
+			  F_INT(lt_exec, egid, "egid"),
+			  F_FLAG(lt_exec, flags, "fileless", LT_EXEC_FILELESS, LT_T_WORD,
+				 " fileless"),
+			  F_FMT(lt_exec, exec_id, "exec_id", TKEY("exec_id"), put_exec_id),
+			  F_FMT(lt_exec, parent_exec_id, "parent_exec_id", TKEY("parent_exec_id"),
+				put_exec_id),
+			  F_REC(lt_exec, anc, "ancestors", put_ancestors),
+			  F_FLAG(lt_exec, anc_more, "ancestors_truncated", 0, LT_T_WORD, " ..."),
 			  F_END,
 		  },
 	  .about = "program executions with filename and argv (tp_btf)" },

@@ -13,7 +13,7 @@
 #include "ident.h"
 
 /* Largest record this loader knows; a decoded record always fits. */
-#define LT_RECORD_MAX 4608
+#define LT_RECORD_MAX 6144
 
 /* One decoded record: raw bytes, aligned for any record struct. */
 struct lt_rec {

@@ -1067,6 +1067,8 @@ int cmd_run(int argc, char **argv)
 				    LT_O_IDENT_CGROUP,
 				    LT_O_CG_GRACE,
 				    LT_O_CG_CAP,
+				    LT_O_ANCESTORS,
+				    LT_O_MAX_PROCS,
 				    LT_O_ROTATE_SIZE,
 				    LT_O_ROTATE_KEEP,
 				    0 };

@@ -19,6 +19,7 @@ enum { EXEC_MAIN, EXEC_NEST, EXEC_TP, EXEC_LEVELS };
 struct exec_buf {
 	struct lt_exec e;
 	__u8 spare[16]; /* the packed form's worst case: 8 bytes of padding more */
+	struct lt_proc me; /* the exec's lt_procs entry, built here */
 };
 
 struct {
@@ -28,23 +29,151 @@ struct {
 	__type(value, struct exec_buf);
 } lt_exec_buf SEC(".maps");
 
-/* the namespace fields: the packed record's last bytes */
-struct exec_ns {
+/* the namespace and identity fields: the packed record's last bytes (LT_EXEC_ANC) */
+struct exec_tail {
 	__u32 pid_ns, mnt_ns, net_ns, _pad1;
+	__u64 exec_id, parent_exec_id;
+	__u32 euid, egid;
+	__u8 n_anc, anc_more;
+	__u16 anc_len;
+	__u32 _pad2;
 };
-_Static_assert(sizeof(struct exec_ns) == LT_EXEC_NS_SIZE, "exec_ns is lt_exec's tail");
+_Static_assert(sizeof(struct exec_tail) == LT_EXEC_TAIL_SIZE, "exec_tail is lt_exec's tail");
 
 #define EXEC_FIXED __builtin_offsetof(struct lt_exec, filename)
-_Static_assert(EXEC_FIXED + LT_FILENAME_MAX + LT_ARGS_MAX + 8 + LT_EXEC_NS_SIZE <=
-		       sizeof(struct exec_buf),
+/* the packed ancestors at most: each its head and a name of LT_ANC_NAME bytes with its NUL */
+#define ANC_PACKED_MAX (LT_ANC_MAX * sizeof(struct lt_anc))
+_Static_assert(EXEC_FIXED + LT_FILENAME_MAX + LT_ARGS_MAX + 8 + ANC_PACKED_MAX +
+			       LT_EXEC_TAIL_SIZE <=
+		       __builtin_offsetof(struct exec_buf, me),
 	       "the packed worst case fits the buffer");
 
+/*
+ * Ancestry: every process's image in lt_procs, by tgid, so that an exec can name its
+ * parent's, grandparent's, ... (progs/exec.bpf.c's record, lt_abi.h's struct lt_proc).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LT_PROCS_DEFAULT);
+	__type(key, __u32);
+	__type(value, struct lt_proc);
+} lt_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_anc_stat);
+} lt_anc_stat SEC(".maps");
+
+/* load --ancestors: how many an exec record names */
+const volatile __u32 lt_cfg_ancestors = LT_ANC_DEFAULT;
+/* the boot-time clock at load: an ancestor started since had an entry (else: not seeded) */
+const volatile __u64 lt_cfg_load_ns = 0;
+
+static __always_inline struct lt_anc_stat *anc_stat(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&lt_anc_stat, &zero);
+}
+
+/* What the ancestor walk found, for the tail. */
+struct anc_walk {
+	__u64 parent_exec_id;
+	__u64 len;
+	__u8 n, more;
+};
+
+/*
+ * The ancestors of `p` (real_parent up, nearest first: a reparented process's new parent)
+ * packed at `a0`, at most lt_cfg_ancestors; the parent's exec_id even with none.
+ */
+static __always_inline void exec_ancestors(struct task_struct *p, char *a0, struct anc_walk *w)
+{
+	struct lt_anc_stat *st = anc_stat();
+	struct task_struct *t = p;
+	struct lt_proc *v;
+	struct lt_anc *a;
+	__u64 pos = 0;
+	__u32 tgid, nl;
+
+	for (int i = 0; i < LT_ANC_MAX + 1; i++) {
+		t = BPF_CORE_READ(t, real_parent);
+		tgid = BPF_CORE_READ(t, tgid);
+		if (!tgid)
+			break; /* past init: the idle task */
+		v = bpf_map_lookup_elem(&lt_procs, &tgid);
+		if (i == 0 && v)
+			w->parent_exec_id = v->exec_id;
+		if (i >= lt_cfg_ancestors || i >= LT_ANC_MAX) {
+			w->more = 1;
+			break;
+		}
+		barrier_var(pos);
+		if (pos > ANC_PACKED_MAX - sizeof(struct lt_anc))
+			break;
+		a = (struct lt_anc *)(a0 + pos);
+		a->pid = tgid;
+		a->_pad0 = 0;
+		if (v) {
+			nl = v->name_len;
+			if (nl > LT_ANC_NAME - 1)
+				nl = LT_ANC_NAME - 1;
+			a->exec_id = v->exec_id;
+			a->flags = v->flags;
+			a->name_len = nl;
+			/* the entry's name is zeros after its NUL */
+			__builtin_memcpy(a->name, v->name, LT_ANC_NAME);
+		} else {
+			nl = 0;
+			a->exec_id = 0;
+			a->flags = LT_ANC_UNKNOWN;
+			a->name_len = 0;
+			*(__u64 *)(void *)a->name = 0;
+			/* evicted, if it started after the load; else never seen */
+			if (st && BPF_CORE_READ(t, start_boottime) > lt_cfg_load_ns)
+				__sync_fetch_and_add(&st->missing, 1);
+			else if (st)
+				__sync_fetch_and_add(&st->unknown, 1);
+		}
+		pos += LT_ANC_HEAD + ((nl + 8) & ~7u);
+		w->n++;
+	}
+	w->len = pos;
+}
+
+/* This exec's entry: the parent's children find it; the filename is d's first bytes. */
+static __always_inline void exec_remember(struct exec_buf *b, __u32 tgid, __u64 id,
+					  __u64 parent_id, const char *d, __u64 n)
+{
+	struct lt_proc *me = &b->me;
+	struct lt_anc_stat *st;
+
+	me->exec_id = id;
+	me->parent_exec_id = parent_id;
+	me->flags = 0;
+	__builtin_memset(me->_pad0, 0, sizeof(me->_pad0));
+	__builtin_memset(me->name, 0, sizeof(me->name));
+	if (n > LT_ANC_NAME - 1) {
+		n = LT_ANC_NAME - 1;
+		me->flags = LT_ANC_NAME_TRUNC;
+	}
+	me->name_len = n;
+	bpf_probe_read_kernel(me->name, n & (LT_ANC_NAME - 1), d);
+	bpf_map_update_elem(&lt_procs, &tgid, me, BPF_ANY);
+	st = anc_stat();
+	if (st)
+		__sync_fetch_and_add(&st->execs, 1);
+}
+
 static __always_inline void exec_event(struct task_struct *p, const char *filename, __u32 argc,
-				       __u32 level)
+				       struct file *file, __u32 level)
 {
 	unsigned long arg_start, arg_end;
+	struct anc_walk w = {};
 	struct exec_buf *b;
-	struct exec_ns *ns;
+	struct exec_tail *tl;
 	struct mm_struct *mm;
 	struct lt_exec *r;
 	__u64 off, len, end, size, used;
@@ -68,7 +197,10 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	r->ppid = BPF_CORE_READ(p, real_parent, tgid);
 	r->argc = argc;
 	r->cgroup_id = cg; /* read once: a v1 id is five loads */
-	r->flags = LT_EXEC_PACKED;
+	r->flags = LT_EXEC_PACKED | LT_EXEC_ANC;
+	/* a memfd's inode or a deleted file's has no link left */
+	if (!BPF_CORE_READ(file, f_inode, i_nlink))
+		r->flags |= LT_EXEC_FILELESS;
 	r->_pad0[0] = r->_pad0[1] = r->_pad0[2] = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 
@@ -103,7 +235,7 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 		len = 0;
 	/* a record that would leave the ring less than a quarter free is written short */
 	used = lt_ring_used();
-	if (lt_ring_tight(used, EXEC_FIXED + off + len + 8 + LT_EXEC_NS_SIZE)) {
+	if (lt_ring_tight(used, EXEC_FIXED + off + len + 8 + LT_EXEC_TAIL_SIZE)) {
 		shed = true;
 		r->flags |= LT_EXEC_ARGS_SHED;
 		if (len > LT_SHED_ARGS)
@@ -118,10 +250,28 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 		return;
 	*(__u64 *)(void *)(d + end) = 0; /* spare room covers these 8 bytes */
 	end = (end + 7) & ~7ull;
-	ns = (struct exec_ns *)(d + end);
-	lt_task_ns(p, &ns->pid_ns, &ns->mnt_ns, &ns->net_ns);
-	ns->_pad1 = 0;
-	size = EXEC_FIXED + end + LT_EXEC_NS_SIZE;
+
+	/* the ancestors, then the tail */
+	exec_ancestors(p, d + end, &w);
+	end += w.len;
+	barrier_var(end);
+	if (end > LT_FILENAME_MAX + LT_ARGS_MAX + 8 + ANC_PACKED_MAX)
+		return;
+	tl = (struct exec_tail *)(d + end);
+	lt_task_ns(p, &tl->pid_ns, &tl->mnt_ns, &tl->net_ns);
+	tl->_pad1 = 0;
+	tl->exec_id = (bpf_ktime_get_boot_ns() & ~LT_EXEC_ID_CPU) |
+		      (bpf_get_smp_processor_id() & (LT_EXEC_ID_CPU - 1));
+	tl->parent_exec_id = w.parent_exec_id;
+	tl->euid = BPF_CORE_READ(p, cred, euid.val);
+	tl->egid = BPF_CORE_READ(p, cred, egid.val);
+	tl->n_anc = w.n;
+	tl->anc_more = w.more;
+	tl->anc_len = w.len;
+	tl->_pad2 = 0;
+	exec_remember(b, BPF_CORE_READ(p, tgid), tl->exec_id, w.parent_exec_id, d,
+		      r->filename_len);
+	size = EXEC_FIXED + end + LT_EXEC_TAIL_SIZE;
 	lt_output(LT_PROBE_EXEC, LT_TYPE_EXEC, r, size, shed, used);
 }
 
@@ -135,7 +285,8 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	if (lt_main_takes(LT_PROBE_EXEC, LT_MARK_EXEC, exec_id(p)))
-		exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc), EXEC_MAIN);
+		exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc),
+			   BPF_CORE_READ(bprm, file), EXEC_MAIN);
 	lt_main_done(LT_MARK_EXEC);
 	return 0;
 }
@@ -146,7 +297,8 @@ int BPF_PROG(lt_exec_nest, struct task_struct *p, pid_t old_pid, struct linux_bi
 {
 	if (!lt_nest_takes(LT_MARK_EXEC, exec_id(p)))
 		return 0;
-	exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc), EXEC_NEST);
+	exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc),
+		   BPF_CORE_READ(bprm, file), EXEC_NEST);
 	lt_count_recovered(LT_PROBE_EXEC);
 	return 0;
 }
@@ -169,7 +321,41 @@ int lt_exec_tp(struct trace_event_raw_sched_process_exec *e)
 	if (bpf_probe_read_user(&argc, sizeof(argc), (void *)sp) || argc > 0x7fffffff)
 		argc = 0;
 	exec_event(p, (const char *)e + (BPF_CORE_READ(e, __data_loc_filename) & 0xffff), argc,
-		   EXEC_TP);
+		   BPF_CORE_READ(p, mm, exe_file), EXEC_TP);
 	lt_count_recovered(LT_PROBE_EXEC);
+	return 0;
+}
+
+/* A new process runs its parent's image until it execs: the parent's entry, copied. */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(lt_exec_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	struct lt_anc_stat *st;
+	struct lt_proc *v;
+
+	if (child->pid != ctgid)
+		return 0; /* a thread */
+	v = bpf_map_lookup_elem(&lt_procs, &ptgid);
+	if (!v || bpf_map_update_elem(&lt_procs, &ctgid, v, BPF_ANY))
+		return 0;
+	st = anc_stat();
+	if (st)
+		__sync_fetch_and_add(&st->forks, 1);
+	return 0;
+}
+
+/* A process's pid is free again when its leader is freed: its entry goes. */
+SEC("tp_btf/sched_process_free")
+int BPF_PROG(lt_exec_free, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+	struct lt_anc_stat *st;
+
+	if (p->pid != tgid || bpf_map_delete_elem(&lt_procs, &tgid))
+		return 0;
+	st = anc_stat();
+	if (st)
+		__sync_fetch_and_add(&st->freed, 1);
 	return 0;
 }

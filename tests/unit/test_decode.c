@@ -329,6 +329,79 @@ int main(void)
 		ok(!p && st.rejected == s0.rejected + 3, "args_len above LT_ARGS_MAX is rejected");
 	}
 
+	/* 6e. packed execs with ancestry: ancestors packed before the 48-byte tail */
+	{
+		static unsigned char raw[sizeof(struct lt_exec) + 16];
+		struct lt_exec *e = (void *)raw;
+		const struct lt_exec *o = (const void *)&out;
+		const size_t fixed = offsetof(struct lt_exec, filename);
+		struct lt_decode_stats s0 = st;
+		struct lt_anc a1 = { .exec_id = 41, .pid = 1, .name_len = 10 };
+		struct lt_anc a2 = { .pid = 0, .flags = LT_ANC_UNKNOWN };
+		/* the tail as the program writes it: pid_ns .. _pad2 */
+		struct {
+			__u32 ns[4];
+			__u64 id, pid_id;
+			__u32 euid, egid;
+			__u8 n, more;
+			__u16 len;
+			__u32 pad;
+		} tail = { { 7, 8, 9, 0 }, 42, 41, 0, 5, 2, 1, 16 + 16 + 16, 0 };
+		size_t at = fixed + 8 + 8, size;
+
+		_Static_assert(sizeof(tail) == LT_EXEC_TAIL_SIZE, "the tail");
+		memset(raw, 0, sizeof(raw));
+		e->flags = LT_EXEC_PACKED | LT_EXEC_ANC | LT_EXEC_FILELESS;
+		e->filename_len = 7;
+		memcpy(raw + fixed, "/bin/sh", 8);
+		e->args_len = 3;
+		memcpy(raw + fixed + 8, "sh", 3);
+		/* args end at fixed + 11, zeros to fixed + 16; then a1 (16 + 16), a2 (16 + 8) */
+		memcpy(raw + at, &a1, LT_ANC_HEAD);
+		memcpy(raw + at + LT_ANC_HEAD, "/sbin/init", 11);
+		memcpy(raw + at + 32, &a2, LT_ANC_HEAD);
+		size = at + 32 + 24 + sizeof(tail);
+		tail.len = 32 + 24;
+		memcpy(raw + size - sizeof(tail), &tail, sizeof(tail));
+		hdr(raw, LT_TYPE_EXEC, size);
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(raw, size, &out, &st);
+		ok(p && !strcmp(o->filename, "/bin/sh") && o->pid_ns == 7 && o->exec_id == 42 &&
+			   o->parent_exec_id == 41 && o->egid == 5 && o->n_anc == 2 &&
+			   o->anc_more == 1 && o->anc[0].pid == 1 && o->anc[0].exec_id == 41 &&
+			   !strcmp(o->anc[0].name, "/sbin/init") &&
+			   (o->anc[1].flags & LT_ANC_UNKNOWN) && o->anc[1].name[0] == 0 &&
+			   (o->flags & LT_EXEC_FILELESS) && st.packed == s0.packed + 1,
+		   "a packed exec with ancestry (%zu bytes): ids, ancestors, tail in place", size);
+		/* hostile counts and lengths: rejected, never read past the record */
+		tail.n = LT_ANC_MAX + 1;
+		memcpy(raw + size - sizeof(tail), &tail, sizeof(tail));
+		ok(!lt_decode(raw, size, &out, &st), "more than LT_ANC_MAX ancestors: rejected");
+		tail.n = 2;
+		tail.len = 4000;
+		memcpy(raw + size - sizeof(tail), &tail, sizeof(tail));
+		ok(!lt_decode(raw, size, &out, &st), "anc_len past the args: rejected");
+		tail.len = 32 + 24;
+		tail.n = 3;
+		memcpy(raw + size - sizeof(tail), &tail, sizeof(tail));
+		ok(!lt_decode(raw, size, &out, &st), "an ancestor past the block: rejected");
+		tail.n = 2;
+		memcpy(raw + size - sizeof(tail), &tail, sizeof(tail));
+		a1.name_len = LT_ANC_NAME;
+		memcpy(raw + at, &a1, LT_ANC_HEAD);
+		ok(!lt_decode(raw, size, &out, &st) && st.rejected == s0.rejected + 4,
+		   "a name_len of LT_ANC_NAME leaves no room for its NUL: rejected");
+		/* an exec of before ancestry (namespaces alone at the end): its ids read as 0 */
+		e->flags = LT_EXEC_PACKED;
+		size = fixed + 16 + 16;
+		memcpy(raw + size - 16, tail.ns, 16);
+		hdr(raw, LT_TYPE_EXEC, size);
+		memset(&out, 0x55, sizeof(out));
+		p = lt_decode(raw, size, &out, &st);
+		ok(p && o->pid_ns == 7 && o->exec_id == 0 && o->n_anc == 0 && o->euid == 0,
+		   "a packed exec of before ancestry: no ids, no ancestors");
+	}
+
 	/* 7. records of the previous layout: 24-byte header, u32 cpu, no cgroup id */
 	v0_exec();
 	v0_fork();

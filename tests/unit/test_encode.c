@@ -158,6 +158,16 @@ int main(void)
 	e->filename_len = 7;
 	memcpy(e->args, args, sizeof(args) - 1);
 	e->args_len = sizeof(args) - 1;
+	/* ancestry: exec_ids past a double's integers, a known and an unknown ancestor */
+	e->euid = 0;
+	e->egid = 1001;
+	e->exec_id = 18446744073709551615ull;
+	e->parent_exec_id = 9007199254740993ull;
+	e->n_anc = 2;
+	e->anc_more = 1;
+	e->anc[0] = (struct lt_anc){ .exec_id = 9007199254740993ull, .pid = 1, .name_len = 10 };
+	memcpy(e->anc[0].name, "/sbin/i\"t\x01", 10);
+	e->anc[1] = (struct lt_anc){ .pid = 0, .flags = LT_ANC_UNKNOWN };
 	b.len = 0;
 	lt_encode_json(&b, lt_probe_by_type(LT_TYPE_EXEC), &r);
 	b.p[b.len] = 0;
@@ -167,8 +177,19 @@ int main(void)
 			"0,\"comm\":\"sh\","
 			"\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,"
 			"\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"\",\"arg with spaces\"],"
-			"\"args_truncated\":false,\"args_shed\":false}\n"),
-	   "exec JSON line exact (empty arg kept, unterminated last arg kept)");
+			"\"args_truncated\":false,\"args_shed\":false,\"euid\":0,\"egid\":1001,"
+			"\"fileless\":false,\"exec_id\":\"18446744073709551615\","
+			"\"parent_exec_id\":\"9007199254740993\",\"ancestors\":[{\"pid\":1,"
+			"\"exec_id\":\"9007199254740993\",\"filename\":\"/sbin/i\\\"t\\u0001\"},"
+			"{\"pid\":0,\"exec_id\":null,\"filename\":null}],"
+			"\"ancestors_truncated\":true}\n"),
+	   "exec JSON line exact (empty arg kept, unterminated last arg kept, ancestry)");
+	b.len = 0;
+	lt_encode_text(&b, lt_probe_by_type(LT_TYPE_EXEC), &r);
+	b.p[b.len] = 0;
+	ok(strstr(b.p, " euid=0 egid=1001 exec_id=18446744073709551615 parent_exec_id=9007199254740993"
+		       " ancestors=1:/sbin/i\"t\\x01,0:? ...\n") != NULL,
+	   "exec text: ancestry");
 
 	/* args_len beyond the array is clamped, never read past it */
 	e->args_len = 60000;
@@ -185,6 +206,11 @@ int main(void)
 	memset(e->comm, 0x01, LT_COMM_LEN);
 	e->filename_len = LT_FILENAME_MAX;
 	e->args_len = LT_ARGS_MAX;
+	e->n_anc = LT_ANC_MAX;
+	for (int i = 0; i < LT_ANC_MAX; i++) {
+		e->anc[i] = (struct lt_anc){ .exec_id = ~0ull, .pid = ~0u, .name_len = LT_ANC_NAME - 1 };
+		memset(e->anc[i].name, 0x01, LT_ANC_NAME);
+	}
 	b.len = 0;
 	lt_encode_json(&b, lt_probe_by_type(LT_TYPE_EXEC), &r);
 	ok(b.len <= LT_ENC_MAX, "worst-case exec JSON (%zu bytes) fits LT_ENC_MAX", b.len);
