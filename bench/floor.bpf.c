@@ -48,6 +48,14 @@ FLOOR_TP(f_open_eat2, sys_enter_openat2)
 FLOOR_TP(f_open_xat, sys_exit_openat)
 FLOOR_TP(f_open_xat2, sys_exit_openat2)
 
+/* file's, cred's and priv's rows: the classic tracepoints of the one syscall each times */
+FLOOR_TP(f_chmod_e, sys_enter_fchmodat)
+FLOOR_TP(f_chmod_x, sys_exit_fchmodat)
+FLOOR_TP(f_setres_e, sys_enter_setresuid)
+FLOOR_TP(f_setres_x, sys_exit_setresuid)
+FLOOR_TP(f_setns_e, sys_enter_setns)
+FLOOR_TP(f_setns_x, sys_exit_setns)
+
 /* the profilers' hook: a sampling perf event (bench/floor.c opens one per CPU at 99 Hz) */
 SEC("perf_event")
 int f_perf(void *ctx)

@@ -11,6 +11,9 @@
  *   peerwork dwrite N PATH   one 4 KiB O_DIRECT write (and its completion)
  *   peerwork connect N       one loopback TCP connection, 10 bytes each way
  *   peerwork cgroup N DIR    mkdir + rmdir of a cgroup below DIR
+ *   peerwork chmod N PATH    fchmodat of PATH, 0600 and 0644 in turn (file)
+ *   peerwork setresuid N     setresuid(-1, -1, -1): a credential call that changes nothing (cred)
+ *   peerwork setns N         setns into this process's own UTS namespace (priv)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -177,6 +180,24 @@ int main(int argc, char **argv)
 		for (i = 0; i < n; i++)
 			if (mkdir(d, 0755) || rmdir(d))
 				die("mkdir/rmdir");
+	} else if (!strcmp(mode, "chmod") && argc > 3) {
+		for (i = 0; i < n; i++)
+			if (fchmodat(AT_FDCWD, argv[3], i & 1 ? 0644 : 0600, 0))
+				die("fchmodat");
+	} else if (!strcmp(mode, "setresuid")) {
+		for (i = 0; i < n; i++)
+			if (syscall(SYS_setresuid, -1, -1, -1))
+				die("setresuid");
+	} else if (!strcmp(mode, "setns")) {
+		int fd = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			die("open /proc/self/ns/uts");
+		t0 = now_ns();
+		for (i = 0; i < n; i++)
+			if (setns(fd, CLONE_NEWUTS))
+				die("setns");
+		close(fd);
 	} else if (!strcmp(mode, "spin")) {
 		spin_all(n);
 	} else if (!strcmp(mode, "connect")) {

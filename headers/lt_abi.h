@@ -449,6 +449,19 @@ struct lt_priv {
 	char target[LT_PRIV_STR]; /* mount, umount: the mount point */
 };
 
+/*
+ * Value of lt_op_counts (one entry, per CPU): the records each syscall-set probe wrote, per
+ * op (file, cred, priv: LT_PROBE_FILE + i), for the metrics.
+ */
+#define LT_OP_SLOTS 16
+#define LT_OP_PROBES 3
+struct lt_op_counts {
+	__u64 n[LT_OP_PROBES][LT_OP_SLOTS];
+};
+_Static_assert(LT_FILE_OPS <= LT_OP_SLOTS && LT_CRED_OPS <= LT_OP_SLOTS &&
+		       LT_PRIV_OPS <= LT_OP_SLOTS,
+	       "every op has a slot");
+
 /* lt_tcp.direction */
 enum lt_tcp_dir {
 	LT_TCP_CONNECT = 1,
@@ -726,6 +739,7 @@ struct lt_seen {
 	M(lt_anc, _pad0) M(lt_anc, name)                                                       \
 	S(lt_proc) M(lt_proc, exec_id) M(lt_proc, parent_exec_id) M(lt_proc, name_len)          \
 	M(lt_proc, flags) M(lt_proc, _pad0) M(lt_proc, name)                                    \
+	S(lt_op_counts) M(lt_op_counts, n)                                                     \
 	S(lt_anc_stat) M(lt_anc_stat, execs) M(lt_anc_stat, forks) M(lt_anc_stat, freed)        \
 	M(lt_anc_stat, missing) M(lt_anc_stat, unknown)                                        \
 	S(lt_exit) M(lt_exit, hdr) M(lt_exit, ppid) M(lt_exit, exit_code) M(lt_exit, signal)    \

@@ -32,7 +32,7 @@ struct lt_suite {
 	struct bpf_link *links[LT_PROBE_SLOTS][LT_PROBE_PROGS];
 	/* a syscall-set probe's classic programs: one link per syscall of the row (NULL where the
 	 * kernel has no such tracepoint) */
-	struct bpf_link *sys_links[LT_PROBE_SLOTS][LT_PROBE_PROGS][LT_PROBE_SYSCALLS];
+	struct bpf_link *sys_links[LT_PROBE_SLOTS][LT_PROBE_PROGS][LT_PROBE_NSYS];
 	struct bpf_link *iters[LT_PROBE_SLOTS][LT_PROBE_ITERS];
 	struct bpf_link *extra[LT_EXTRA_LINKS];
 	int nextra;

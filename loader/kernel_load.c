@@ -133,7 +133,7 @@ static int attach_syscalls(struct lt_suite *s, size_t i, int k, struct bpf_progr
 	struct bpf_link **first = &s->links[r->id][k];
 	char tp[64];
 
-	for (int n = 0; n < LT_PROBE_SYSCALLS && r->syscalls[n]; n++) {
+	for (int n = 0; n < LT_PROBE_NSYS && r->syscalls[n]; n++) {
 		struct bpf_link *l;
 
 		snprintf(tp, sizeof(tp), "%s%s", dir, r->syscalls[n]);
@@ -359,7 +359,7 @@ void lt_suite_detach(struct lt_suite *s)
 			/* a syscall-set program's first link is in both */
 			bool set = false;
 
-			for (int n = 0; n < LT_PROBE_SYSCALLS; n++) {
+			for (int n = 0; n < LT_PROBE_NSYS; n++) {
 				set |= s->sys_links[i][k][n] != NULL;
 				bpf_link__destroy(s->sys_links[i][k][n]);
 				s->sys_links[i][k][n] = NULL;

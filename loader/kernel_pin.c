@@ -341,7 +341,7 @@ static int pin_probe(const struct lt_suite *s, const char *dir, size_t i)
 		bool set = false;
 
 		/* a syscall-set program: each syscall's link as NAME-SYSCALL, the program once */
-		for (int n = 0; n < LT_PROBE_SYSCALLS && r->syscalls[n] && !err; n++) {
+		for (int n = 0; n < LT_PROBE_NSYS && r->syscalls[n] && !err; n++) {
 			if (!s->sys_links[r->id][k][n])
 				continue;
 			snprintf(name, sizeof(name), "%s-%s", r->progs[k], r->syscalls[n]);

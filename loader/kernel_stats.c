@@ -30,7 +30,7 @@ static int pinned_prog_fd(const struct lt_probe *r, const char *prog)
 	snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
 	lfd = bpf_obj_get(path);
 	/* a syscall-set program's links are one per syscall */
-	for (int n = 0; lfd < 0 && n < LT_PROBE_SYSCALLS && r->syscalls[n]; n++) {
+	for (int n = 0; lfd < 0 && n < LT_PROBE_NSYS && r->syscalls[n]; n++) {
 		snprintf(path, sizeof(path), "%s/links/%s-%s", LT_PIN_DIR, lt_link_name(prog),
 			 r->syscalls[n]);
 		lfd = bpf_obj_get(path);
@@ -62,6 +62,14 @@ int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
 	} else {
 		r->sweep_fd = pin_get_ro(LT_PIN_DIR "/maps/lt_sweep"); /* -1: no tcp, or older */
 	}
+	/* the syscall-set probes' counts per op, where one is loaded */
+	if (h->suite) {
+		r->ops_fd = bpf_map__fd(h->suite->skel->maps.lt_op_counts);
+		r->ops_fd = r->ops_fd >= 0 ? fcntl(r->ops_fd, F_DUPFD_CLOEXEC, 0) : -1;
+	} else {
+		r->ops_fd = pin_get_ro(LT_PIN_DIR "/maps/lt_op_counts");
+	}
+	r->ops = NULL;
 	r->fd = h->stats_fd;
 	r->ncpu = libbpf_num_possible_cpus();
 	if (r->ncpu <= 0)
@@ -73,7 +81,9 @@ int lt_stats_open(struct lt_stats_reader *r, const struct lt_handles *h)
 		r->vsize = mi.value_size;
 	r->stride = (r->vsize + 7) & ~7u;
 	r->percpu = calloc(r->ncpu, r->stride);
-	if (!r->percpu)
+	if (r->ops_fd >= 0)
+		r->ops = calloc(r->ncpu, sizeof(*r->ops));
+	if (!r->percpu || (r->ops_fd >= 0 && !r->ops))
 		return lt_error(LT_FAIL, "out of memory");
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		for (int k = 0; k < LT_PROBE_PROGS && lt_probes[i].progs[k]; k++) {
@@ -128,6 +138,11 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 			skipped += pi.recursion_misses;
 	}
 	sum->missed = skipped > sum->recovered ? skipped - sum->recovered : 0;
+	if (p->id >= LT_PROBE_FILE && p->id < LT_PROBE_FILE + LT_OP_PROBES && r->ops &&
+	    bpf_map_lookup_elem(r->ops_fd, &(__u32){ 0 }, r->ops) == 0)
+		for (int c = 0; c < r->ncpu; c++)
+			for (int o = 0; o < LT_OP_SLOTS; o++)
+				sum->ops[o] += r->ops[c].n[p->id - LT_PROBE_FILE][o];
 	if (p->id == LT_PROBE_TCP && r->sweep_fd >= 0) {
 		struct lt_sweep st;
 
@@ -141,6 +156,11 @@ void lt_stats_close(struct lt_stats_reader *r)
 {
 	free(r->percpu);
 	r->percpu = NULL;
+	free(r->ops);
+	r->ops = NULL;
+	if (r->ops_fd >= 0)
+		close(r->ops_fd);
+	r->ops_fd = -1;
 	if (r->sweep_fd >= 0)
 		close(r->sweep_fd);
 	r->sweep_fd = -1;

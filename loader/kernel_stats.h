@@ -28,6 +28,8 @@ struct lt_counts {
 	/* grow only while kernel.bpf_stats_enabled or an lt_enable_stats() fd is on */
 	uint64_t run_cnt;
 	uint64_t run_time_ns;
+	/* file, cred, priv: records per op (the op field's values) */
+	uint64_t ops[LT_OP_SLOTS];
 };
 
 /* Reads lt_counts; the per-CPU buffer and the program fds are taken once, at open. */
@@ -36,6 +38,8 @@ struct lt_stats_reader {
 	int ncpu;
 	uint32_t vsize; /* the map's value size: lt_stat of the lowtrace that loaded it */
 	int sweep_fd; /* lt_sweep (unseen), -1: none */
+	int ops_fd; /* lt_op_counts, -1: none */
+	struct lt_op_counts *ops; /* a value per CPU */
 	uint32_t stride; /* one CPU's value: vsize rounded up to 8 */
 	void *percpu;
 	int prog_fd[LT_PROBE_SLOTS][LT_PROBE_PROGS]; /* -1: not attached */

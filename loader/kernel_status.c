@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -156,6 +157,35 @@ static int read_maps(struct lt_status *st)
 	return LT_OK;
 }
 
+/* exec's ancestry: its counts summed over the CPUs, its LRU's use from the map audit */
+static void read_ancestry(struct lt_status *st)
+{
+	int fd = pin_get_ro(LT_PIN_DIR "/maps/lt_anc_stat"), n = libbpf_num_possible_cpus();
+	struct lt_anc_stat *v = NULL;
+	__u32 key = 0;
+
+	if (fd >= 0 && n > 0)
+		v = calloc(n, sizeof(*v));
+	if (v && bpf_map_lookup_elem(fd, &key, v) == 0) {
+		st->anc_known = true;
+		for (int c = 0; c < n; c++) {
+			st->anc.execs += v[c].execs;
+			st->anc.forks += v[c].forks;
+			st->anc.freed += v[c].freed;
+			st->anc.missing += v[c].missing;
+			st->anc.unknown += v[c].unknown;
+		}
+	}
+	free(v);
+	if (fd >= 0)
+		close(fd);
+	for (size_t i = 0; i < st->nmaps; i++)
+		if (!strcmp(st->maps[i].name, "lt_procs")) {
+			st->procs = st->maps[i].entries;
+			st->procs_cap = st->maps[i].max_entries;
+		}
+}
+
 /* the pinned rodata: the filters, the state modes and the identity hierarchy */
 void read_rodata(struct lt_status *st)
 {
@@ -228,7 +258,7 @@ int lt_read_status(struct lt_status *st)
 			snprintf(path, sizeof(path), "%s/links/%s", LT_PIN_DIR, lt_link_name(prog));
 			fd = bpf_obj_get(path);
 			/* a syscall-set program's: one per syscall */
-			for (int n = 0; fd < 0 && n < LT_PROBE_SYSCALLS && lt_probes[i].syscalls[n];
+			for (int n = 0; fd < 0 && n < LT_PROBE_NSYS && lt_probes[i].syscalls[n];
 			     n++) {
 				snprintf(path, sizeof(path), "%s/links/%s-%s", LT_PIN_DIR,
 					 lt_link_name(prog), lt_probes[i].syscalls[n]);
@@ -258,6 +288,8 @@ int lt_read_status(struct lt_status *st)
 	lt_stats_close(&sr);
 	if (!err)
 		err = read_maps(st);
+	if (!err && st->probe[LT_PROBE_EXEC].loaded)
+		read_ancestry(st);
 	lt_close_handles(&h);
 	return err;
 }

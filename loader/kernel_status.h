@@ -37,6 +37,10 @@ struct lt_status {
 	bool cg_tracked; /* the suite has the cgroup tracker (lt_cg_names) */
 	uint64_t cg_grace_ns;
 	struct lt_probe_status probe[LT_PROBE_SLOTS];
+	/* exec's ancestry (lt_anc_stat summed; its LRU's entries and cap), when exec is loaded */
+	bool anc_known;
+	struct lt_anc_stat anc;
+	uint64_t procs, procs_cap;
 	size_t nmaps; /* the loaded probes' stateful maps, in table order */
 	struct lt_map_use maps[LT_STATUS_MAPS];
 };

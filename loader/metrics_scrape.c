@@ -507,11 +507,50 @@ static const struct {
 	  offsetof(struct lt_counts, unseen) },
 };
 
+/* the names of a probe's ops: its record's "op" field, NULL when it has none */
+static const struct lt_field *op_field(const struct lt_probe *p)
+{
+	for (const struct lt_field *f = p->fields; f && f->name; f++)
+		if (f->kind == LT_F_ENUM && !strcmp(f->name, "op"))
+			return f;
+	return NULL;
+}
+
+/* file, cred, priv: their records per op, every op of a loaded one (0s too: series persist) */
+static void put_op_counters(struct lt_metrics *s)
+{
+	struct lt_buf *b = s->body;
+	bool head = false;
+
+	for (size_t i = 0; i < lt_nprobes; i++) {
+		const struct lt_field *f = op_field(&lt_probes[i]);
+
+		if (!s->have[i] || !f)
+			continue;
+		if (!head)
+			lt_prom_help(b, "lowtrace_ops_total", "counter",
+				     "Records of the file, cred and priv probes, per probe and op.");
+		head = true;
+		for (uint32_t o = 0; o < f->nnames && o < LT_OP_SLOTS; o++) {
+			if (!f->names[o])
+				continue;
+			lt_put_s(b, "lowtrace_ops_total{probe=\"");
+			lt_put_s(b, lt_probes[i].name);
+			lt_put_s(b, "\",op=\"");
+			lt_put_s(b, f->names[o]);
+			lt_put_s(b, "\"} ");
+			lt_put_u64(b, s->counts[i].ops[o]);
+			lt_put_c(b, '\n');
+		}
+	}
+}
+
 static void put_probe_counters(struct lt_metrics *s)
 {
 	for (size_t i = 0; i < sizeof(probe_counters) / sizeof(probe_counters[0]); i++)
 		put_counters(s, probe_counters[i].metric, probe_counters[i].help,
 			     probe_counters[i].off);
+	put_op_counters(s);
 }
 
 /* the histograms of the loaded aggregate probes: 0, or -1 when a map cannot be read */

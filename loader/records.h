@@ -101,7 +101,7 @@ struct lt_prom {
 /* Most iterators one probe has. */
 #define LT_PROBE_ITERS 2
 /* Most syscalls one syscall-set probe watches. */
-#define LT_PROBE_SYSCALLS 24
+#define LT_PROBE_NSYS 24
 
 /* One row per probe: everything the loader needs to know about it. */
 struct lt_probe {
@@ -117,7 +117,7 @@ struct lt_probe {
 	 * tracepoint (its section names one of the set) is attached to the sys_enter_ or
 	 * sys_exit_ tracepoint of each of these that the kernel has, pinned as links/NAME-SYSCALL
 	 * (bpffs takes no dots); its tp_btf ones on sys_enter/sys_exit filter by number */
-	const char *syscalls[LT_PROBE_SYSCALLS];
+	const char *syscalls[LT_PROBE_NSYS];
 	/* one of progs, on a tracepoint some kernels lack (priv's module_load: no
 	 * CONFIG_MODULES): loaded only where the kernel has it */
 	const char *optional;

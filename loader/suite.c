@@ -385,6 +385,13 @@ static int print_status_text(const struct lt_status *st)
 		       (unsigned long long)ii.cs.died, (unsigned long long)ii.cs.renamed,
 		       (unsigned long long)ii.cs.reaped, (unsigned long long)ii.grace_s,
 		       (unsigned long long)ii.cs.full, (unsigned long long)ii.cs.queue_full);
+	if (st->anc_known)
+		printf("ancestry: %llu processes known (cap %llu; %llu execs, %llu forks, %llu "
+		       "freed, %llu missing, %llu unknown)\n",
+		       (unsigned long long)st->procs, (unsigned long long)st->procs_cap,
+		       (unsigned long long)st->anc.execs, (unsigned long long)st->anc.forks,
+		       (unsigned long long)st->anc.freed, (unsigned long long)st->anc.missing,
+		       (unsigned long long)st->anc.unknown);
 	lt_table_init(&t, cols, sizeof(cols) / sizeof(cols[0]));
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		const struct lt_probe_status *ps = &st->probe[lt_probes[i].id];
@@ -541,6 +548,15 @@ static void print_status_json(const struct lt_status *st)
 	else
 		printf(",\"kernel\":null");
 	printf("}");
+	if (st->anc_known)
+		printf(",\"ancestry\":{\"processes\":%llu,\"cap\":%llu,\"execs\":%llu,\"forks\":%llu,"
+		       "\"freed\":%llu,\"missing\":%llu,\"unknown\":%llu}",
+		       (unsigned long long)st->procs, (unsigned long long)st->procs_cap,
+		       (unsigned long long)st->anc.execs, (unsigned long long)st->anc.forks,
+		       (unsigned long long)st->anc.freed, (unsigned long long)st->anc.missing,
+		       (unsigned long long)st->anc.unknown);
+	else
+		printf(",\"ancestry\":null");
 	print_blame_json();
 	printf(",\"leftovers\":[");
 	for (int i = 0; i < n; i++)

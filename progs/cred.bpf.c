@@ -101,6 +101,7 @@ static __always_inline void cred_exit(long nr, long ret)
 	r->new = now;
 	lt_sysset_done(s);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	lt_sysset_count(LT_PROBE_CRED, r->op);
 	lt_submit(LT_PROBE_CRED, r);
 }
 

@@ -40,6 +40,24 @@ struct {
 } lt_sys_args __weak SEC(".maps");
 _Static_assert(sizeof(struct lt_sysset_args) <= LT_TASK_STATE_MAX, "sysset state fits");
 
+/* the records of each probe per op (__weak: one map when merged) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lt_op_counts);
+} lt_op_counts __weak SEC(".maps");
+
+/* A record of `probe` (LT_PROBE_FILE ..) with op `op` written: counted for the metrics. */
+static __always_inline void lt_sysset_count(__u32 probe, __u32 op)
+{
+	__u32 zero = 0, i = probe - LT_PROBE_FILE;
+	struct lt_op_counts *c = bpf_map_lookup_elem(&lt_op_counts, &zero);
+
+	if (c && i < LT_OP_PROBES && op < LT_OP_SLOTS)
+		c->n[i][op]++;
+}
+
 /*
  * Keep a call's entry for its exit; the state, or NULL (filtered out, or a full map: then
  * counted as a drop of `probe`, not silent).

@@ -231,6 +231,7 @@ static __always_inline void priv_exit(long nr, long ret)
 		break;
 	}
 	lt_sysset_done(s);
+	lt_sysset_count(LT_PROBE_PRIV, r->op);
 	lt_submit(LT_PROBE_PRIV, r);
 }
 
@@ -269,6 +270,7 @@ int BPF_PROG(lt_priv_exec, struct task_struct *p, pid_t old_pid, struct linux_bi
 		r->rflags |= LT_PRIV_MEMFD;
 	r->source_len = priv_str_k(r->source, sizeof(r->source), BPF_CORE_READ(bprm, filename),
 				   &r->rflags, LT_PRIV_SOURCE_TRUNC);
+	lt_sysset_count(LT_PROBE_PRIV, r->op);
 	lt_submit(LT_PROBE_PRIV, r);
 	return 0;
 }

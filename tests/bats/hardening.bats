@@ -223,7 +223,7 @@ conf() {
 	# the value of a known option too
 	conf '[events]\ntype = \033]0;owned\007\n'
 	lt_fails 2 events --config "$CONF"
-	assert_equal "$stderr" "lowtrace: $CONF:2: unknown type '\\x1b]0;owned\\x07' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open)"
+	assert_equal "$stderr" "lowtrace: $CONF:2: unknown type '\\x1b]0;owned\\x07' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, file, cred, priv)"
 	# capped: a 4 000-byte value is not echoed whole
 	conf "[load]\nprobes = $(head -c 4000 /dev/zero | tr '\0' x)\n"
 	lt_fails 2 load --config "$CONF"
@@ -255,7 +255,7 @@ conf() {
 		done
 	done <<'EOF'
 ringbuf-size = 3|--ringbuf-size: 3 is not a power of two between 4096 and 1G
-probes = bogus|unknown probe 'bogus' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, syscalls, runq, bio)
+probes = bogus|unknown probe 'bogus' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, file, cred, priv, syscalls, runq, bio)
 state = sometimes|--state: 'sometimes' is not auto, local or hash
 rate-limit = exec=fast|--rate-limit: 'exec=fast' is not PROBE=N/s
 listen = 127.0.0.1:1|load: option '--listen' does not apply here (see 'lowtrace load -h')
@@ -266,6 +266,6 @@ EOF
 	assert_equal "$stderr" "lowtrace: $CONF:3: --by: 'everything' is not unit, container or pod"
 	conf '[load]\n[events]\ntype = bogus\n'
 	lt_fails 2 load --config "$CONF"
-	assert_equal "$stderr" "lowtrace: $CONF:3: unknown type 'bogus' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open)"
+	assert_equal "$stderr" "lowtrace: $CONF:3: unknown type 'bogus' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, file, cred, priv)"
 	assert_nothing_loaded
 }

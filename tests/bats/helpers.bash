@@ -84,6 +84,7 @@ sk_local() {
 # (preemptible tracepoints, or LOWTRACE_TP_LEVEL) the *_tp of each of exec,
 # exit, fork, tcp (lt_exec or exec) among them; sorted, on one line. (Not
 # tcp's with --state local: a *_tp program cannot reach socket storage.)
+# With exec, its ancestry's lt_exec_fork and lt_exec_free (exec_fork, exec_free).
 # With tcp, its sweep: lt_tcp_sweep (links/tcp_sweep) with socket storage,
 # lt_tcp_reap (a program pinned beside the links) with the hash.
 with_tp() {
@@ -105,6 +106,9 @@ with_tp() {
 		case $n in
 		lt_tcp) if sk_local; then out+=(lt_tcp_sweep); else out+=(lt_tcp_reap); fi ;;
 		tcp) ! sk_local || out+=(tcp_sweep) ;;
+		# exec's ancestry: its entries copied at fork, removed at the leader's free
+		lt_exec) out+=(lt_exec_fork lt_exec_free) ;;
+		exec) out+=(exec_fork exec_free) ;;
 		esac
 	done
 	printf '%s\n' "${out[@]}" | sort | paste -sd' '
@@ -113,7 +117,7 @@ with_tp() {
 # what `load` attaches without --probes: probes in table order, their
 # programs, and the link pins (one per program: its name without "lt_")
 DEFAULT_PROBES=(exec exit fork signal oom tcp tcp_retrans)
-ALL_PROBES=("${DEFAULT_PROBES[@]}" open syscalls runq bio) # the opt-in ones after the default ones
+ALL_PROBES=("${DEFAULT_PROBES[@]}" open file cred priv syscalls runq bio) # the opt-in ones after the default ones
 # (DEFAULT_PROGS, sorted, and DEFAULT_LINKS: lt_facts)
 default_progs() {
 	with_tp lt_exec lt_exec_nest lt_exit lt_exit_free lt_exit_nest lt_fork lt_fork_nest lt_oom \

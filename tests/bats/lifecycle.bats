@@ -12,17 +12,18 @@ prog_ids_of() {
 @test "load: exit 0 and a summary of every default probe on tp_btf with the kernel's program ids" {
 	run --separate-stderr -0 "$LT" load
 	assert_equal "$stderr" ""
-	# the probe table, then where state lives and the stateful maps of exec (four), exit
+	# the probe table, then where state lives and the stateful maps of exec (six), exit
 	# (four), fork (three), signal (two), oom, tcp (four) and tcp_retrans (maps.bats checks those)
-	assert_equal "${#lines[@]}" $((6 + ${#ALL_PROBES[@]} + 2 + 19))
+	assert_equal "${#lines[@]}" $((7 + ${#ALL_PROBES[@]} + 2 + 21))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
 	assert_line -n 3 --regexp "$IDENTITY_RE"
 	assert_line -n 4 --regexp "$CGROUPS_RE"
-	assert_line -n 5 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$'
+	assert_line -n 5 --regexp '^ancestry: [1-9][0-9]* processes known \(cap 16384; [0-9]+ execs, [0-9]+ forks, [0-9]+ freed, 0 missing, [0-9]+ unknown\)$'
+	assert_line -n 6 --regexp '^PROBE +HOOK +PROG_ID +EVENTS +DROPS +MISSED$'
 	local i name id
-	i=6
+	i=7
 	for name in "${DEFAULT_PROBES[@]}"; do
 		id=$(prog_ids_of "lt_$name")
 		[ -n "$id" ]

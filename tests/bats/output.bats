@@ -52,7 +52,8 @@ print(n)' "$OUT"
 	local exec_line
 	exec_line=$(grep -aF '"type":"exec"' <<<"$output")
 	assert_equal "$(grep -c '' <<<"$exec_line")" 1
-	run -0 grep -aoF "\"comm\":\"$esc\",\"filename\":\"$EVDIR/$esc\",\"filename_truncated\":false,\"argc\":12,\"args\":[\"$EVDIR/$esc\",\"-c\",\"exit 0\",\"\\u001b]0;x\\u0007\",\"\\u00c3(\",\"a\\u000ab\",\"\\u0001\",\"tab\\u0009here\",\"q\\\"uote\\\\back\",\"\\u007f\",\"é✓\",\"\"],\"args_truncated\":false,\"args_shed\":false$(own_ident json)}" <<<"$exec_line"
+	run -0 grep -aoF "\"comm\":\"$esc\",\"filename\":\"$EVDIR/$esc\",\"filename_truncated\":false,\"argc\":12,\"args\":[\"$EVDIR/$esc\",\"-c\",\"exit 0\",\"\\u001b]0;x\\u0007\",\"\\u00c3(\",\"a\\u000ab\",\"\\u0001\",\"tab\\u0009here\",\"q\\\"uote\\\\back\",\"\\u007f\",\"é✓\",\"\"],\"args_truncated\":false,\"args_shed\":false,\"euid\":0,\"egid\":0,\"fileless\":false,\"exec_id\":\"" <<<"$exec_line"
+	[[ "$exec_line" == *"$(own_ident json)}" ]]
 	# decoded, the valid bytes come back as they were
 	run -0 jq -r '.args[2:5] | @json' <<<"$exec_line"
 	assert_output '["exit 0","\u001b]0;x\u0007","Ã("]'
@@ -91,10 +92,10 @@ print(len(bad))' "$OUT"
 	local esc='\x1b[31mev\x0ail\xff'
 	run -0 grep -a "^exec .* pid=$EVPID " "$OUT"
 	assert_equal "${#lines[@]}" 1
-	local expect=" comm=$esc filename=$EVDIR/$esc args=$EVDIR/$esc -c exit\\x200 \\x1b]0;x\\x07 \\xc3( a\\x0ab \\x01 tab\\x09here q\"uote\\x5cback \\x7f \\xc3\\xa9\\xe2\\x9c\\x93 $(own_ident text)"
-	[[ "$output" == *"$expect" ]] || {
+	local expect=" comm=$esc filename=$EVDIR/$esc args=$EVDIR/$esc -c exit\\x200 \\x1b]0;x\\x07 \\xc3( a\\x0ab \\x01 tab\\x09here q\"uote\\x5cback \\x7f \\xc3\\xa9\\xe2\\x9c\\x93  euid=0 egid=0 exec_id="
+	[[ "$output" == *"$expect"* && "$output" == *"$(own_ident text)" ]] || {
 		echo "exec line: $output" >&2
-		echo "expected it to end with: $expect" >&2
+		echo "expected it to have: $expect, and to end with its identity" >&2
 		return 1
 	}
 	run -0 grep -a "^exit .* pid=$EVPID " "$OUT"

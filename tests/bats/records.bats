@@ -30,8 +30,11 @@ setup() {
 	run -0 records "$OUT" ".type == \"exec\" and .pid == $sp"
 	assert_equal "${#lines[@]}" 1
 	local exec=$output
-	run -0 jq -c 'del(.ts_ns, .cpu)' <<<"$exec"
-	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"uid\":0,\"gid\":0,\"pid_ns\":$pns,\"mnt_ns\":$mns,\"net_ns\":$nns,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false,\"args_shed\":false$(own_ident json)}"
+	run -0 jq -c 'del(.ts_ns, .cpu, .exec_id, .parent_exec_id, .ancestors, .ancestors_truncated)' <<<"$exec"
+	assert_output "{\"type\":\"exec\",\"pid\":$sp,\"tid\":$sp,\"cgroup_id\":$cg,\"ppid\":$me,\"uid\":0,\"gid\":0,\"pid_ns\":$pns,\"mnt_ns\":$mns,\"net_ns\":$nns,\"comm\":\"sh\",\"filename\":\"/bin/sh\",\"filename_truncated\":false,\"argc\":5,\"args\":[\"/bin/sh\",\"-c\",\"exit 7\",\"lowtrace-arg1\",\"arg with spaces\"],\"args_truncated\":false,\"args_shed\":false,\"euid\":0,\"egid\":0,\"fileless\":false$(own_ident json)}"
+	# its ancestry: the parent (this shell) first, its exec_id the record's parent_exec_id
+	run -0 jq -c '[(.exec_id | test("^[1-9][0-9]*$")), .ancestors[0].pid, .ancestors[0].exec_id == .parent_exec_id, (.ancestors | length), .ancestors_truncated]' <<<"$exec"
+	assert_output --regexp "^\[true,$me,true,[1-3],(true|false)\]\$"
 
 	run -0 records "$OUT" ".type == \"exit\" and .pid == $sp"
 	assert_equal "${#lines[@]}" 1
@@ -220,7 +223,7 @@ print(os.getpid())' 3>&-)
 
 	run -0 grep "^exec .* pid=$sp " "$OUT"
 	assert_equal "${#lines[@]}" 1
-	assert_output --regexp "^exec ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me uid=0 gid=0 pid_ns=[0-9]+ mnt_ns=[0-9]+ net_ns=[0-9]+ comm=sh filename=/bin/sh args=/bin/sh -c exit\\\\x207 lowtrace-arg1 arg\\\\x20with\\\\x20spaces$(own_ident text)\$"
+	assert_output --regexp "^exec ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me uid=0 gid=0 pid_ns=[0-9]+ mnt_ns=[0-9]+ net_ns=[0-9]+ comm=sh filename=/bin/sh args=/bin/sh -c exit\\\\x207 lowtrace-arg1 arg\\\\x20with\\\\x20spaces euid=0 egid=0 exec_id=[1-9][0-9]* parent_exec_id=[0-9]+ ancestors=$me:[^ ]+( \\.\\.\\.)?$(own_ident text)\$"
 	run -0 grep "^exit .* pid=$sp " "$OUT"
 	assert_equal "${#lines[@]}" 1
 	assert_output --regexp "^exit ts_ns=[0-9]+ cpu=[0-9]+ pid=$sp tid=$sp cgroup_id=$cg ppid=$me comm=sh exit_code=7 signal=0 lifetime_ns=[1-9][0-9]*$(own_ident text)\$"
@@ -228,7 +231,7 @@ print(os.getpid())' 3>&-)
 	assert_equal "${#lines[@]}" 1
 	assert_output --regexp "^fork ts_ns=[0-9]+ cpu=[0-9]+ pid=$me tid=$me cgroup_id=$cg comm=[^ ]+ child_pid=$sp$(own_ident text)\$"
 	# every line is one record of a known type
-	run -1 grep -vE '^(exec|exit|fork|signal|oom|tcp|tcp_retrans|open) ts_ns=[0-9]+ cpu=[0-9]+ pid=[0-9]+ tid=[0-9]+ ' "$OUT"
+	run -1 grep -vE '^(exec|exit|fork|signal|oom|tcp|tcp_retrans|open|file|cred|priv) ts_ns=[0-9]+ cpu=[0-9]+ pid=[0-9]+ tid=[0-9]+ ' "$OUT"
 	assert_output ''
 }
 
@@ -247,7 +250,8 @@ print(os.getpid())' 3>&-)
 	stop_consumer "$EV_PID"
 	run -0 grep "^exec .* pid=$sp " "$OUT"
 	local head=$((8 + 3 + 7 + ${#MARK} + 1))
-	assert_output --regexp " args=/bin/sh -c exit\\\\x200 $MARK ${big:0:$((4096 - head))} \\.\\.\\.$(own_ident text)\$"
+	assert_output --regexp " args=/bin/sh -c exit\\\\x200 $MARK ${big:0:$((4096 - head))} \\.\\.\\. euid=0 "
+	assert_output --regexp "$(own_ident text)\$"
 }
 
 @test "a #! script: filename is the script, args start with the interpreter" {

@@ -436,7 +436,7 @@ skip_without_perf_links() {
 	# the main and nest programs leave every event to the *_tp ones
 	run -0 env LOWTRACE_TP_LEVEL=only "$LT" load --probes exec,exit,fork,tcp
 	run -0 ls "$PIN/links"
-	assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir exec exec_nest exec_tp exit exit_free exit_nest exit_tp fork fork_nest fork_tp tcp tcp_nest tcp_tp)"
+	assert_output "$(printf '%s\n' cg_mkdir cg_rename cg_rmdir exec exec_fork exec_free exec_nest exec_tp exit exit_free exit_nest exit_tp fork fork_nest fork_tp tcp tcp_nest tcp_tp)"
 	got=$(tp_workload)
 	echo "# $want" >&3
 	# python's exec and exit, its fork of sh, sh's exec (argc 5) and exit 7, no

@@ -144,7 +144,7 @@ frob = 1|[load]: unknown option 'frob'
 ringbuf-size = 3|--ringbuf-size: 3 is not a power of two between 4096 and 1G
 max-conns = lots|--max-conns: invalid value 'lots'
 replace = maybe|replace: 'maybe' is not true or false
-probes = nope|unknown probe 'nope' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, syscalls, runq, bio)
+probes = nope|unknown probe 'nope' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, file, cred, priv, syscalls, runq, bio)
 listen = 127.0.0.1:1|load: option '--listen' does not apply here (see 'lowtrace load -h')
 probes =|probes: no value
 EOF2

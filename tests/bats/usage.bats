@@ -78,12 +78,12 @@ load helpers
 
 @test "unknown probe in --probes, unknown type in --type, empty lists: exit 2" {
 	lt_fails 2 load --probes exec,nope
-	assert_equal "$stderr" "lowtrace: unknown probe 'nope' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, syscalls, runq, bio)"
+	assert_equal "$stderr" "lowtrace: unknown probe 'nope' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, file, cred, priv, syscalls, runq, bio)"
 	lt_fails 2 load --probes ''
 	lt_fails 2 load --probes ,
 	lt_fails 2 run --probes exec,,fork
 	lt_fails 2 events --type clone
-	assert_equal "$stderr" "lowtrace: unknown type 'clone' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open)"
+	assert_equal "$stderr" "lowtrace: unknown type 'clone' (known: exec, exit, fork, signal, oom, tcp, tcp_retrans, open, file, cred, priv)"
 	assert_nothing_loaded
 }
 
