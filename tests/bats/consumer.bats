@@ -126,7 +126,7 @@ small_disk() {
 			grep -q "^exit .* pid=$sp " "$OUT.$sig" && break
 			sleep 0.1
 		done
-		run -0 grep -c "^exec .* pid=$sp .* args=/bin/sh -c exit\\\\x200 $MARK-$sig$(own_ident text)\$" "$OUT.$sig"
+		run -0 grep -c "^exec .* pid=$sp .* args=/bin/sh -c exit\\\\x200 $MARK-$sig euid=0 egid=0 exec_id=[0-9]* .*$(own_ident text)\$" "$OUT.$sig"
 		assert_output 1
 		kill "-$sig" "$RUN_PID"
 		wait_rc "$RUN_PID" 10

@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# exec's ancestry: exec_id, parent_exec_id and the ancestors, nearest first, from the kernel's
+# LRU of process images (progs/exec.bpf.c: written at exec, copied at fork, removed at the
+# leader's free, seeded from /proc at load); euid, egid and fileless.
+
+load helpers
+
+setup() {
+	lt_setup
+	OUT="$BATS_TEST_TMPDIR/events"
+	FIFO="$BATS_TEST_TMPDIR/go"
+	mkfifo "$FIFO"
+}
+
+teardown() { lt_teardown; }
+
+# exec_of PID: the exec record of PID (its last), compact
+exec_of() {
+	jq -c -R --argjson p "$1" 'fromjson? | select(.type == "exec" and .pid == $p)' "$OUT" | tail -n 1
+}
+
+@test "a chain of execs: each names its parent's, grandparent's, ... image, nearest first" {
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --json --type exec
+	# bash -> sh -> true, each forking the next (the trailing ':' keeps a shell from exec'ing it)
+	bash -c 'echo "$$" >"$1.bash"; sh -c "echo \$\$ >$1.sh; /bin/true $2; :"; :' bash "$BATS_TEST_TMPDIR/pid" "$MARK"
+	local b s t
+	b=$(cat "$BATS_TEST_TMPDIR/pid.bash")
+	s=$(cat "$BATS_TEST_TMPDIR/pid.sh")
+	wait_record "$OUT" ".type == \"exec\" and .args[1] == \"$MARK\""
+	stop_consumer "$EV_PID"
+	t=$(jq -r -R "fromjson? | select(.type == \"exec\" and .args[1] == \"$MARK\") | .pid" "$OUT")
+	local eb es et
+	eb=$(exec_of "$b")
+	es=$(exec_of "$s")
+	et=$(exec_of "$t")
+	# ids: digits, distinct; each record's parent_exec_id its parent's exec_id
+	run -0 jq -n -c --argjson b "$eb" --argjson s "$es" --argjson t "$et" '
+		[([$b, $s, $t] | map(.exec_id | test("^[1-9][0-9]*$")) | all),
+		 ([$b, $s, $t] | map(.exec_id) | unique | length),
+		 $s.parent_exec_id == $b.exec_id, $t.parent_exec_id == $s.exec_id,
+		 ($t.ancestors[0:2] | map([.pid, .exec_id, .filename])),
+		 $t.ancestors[2].pid == $b.ppid, ($t.ancestors | length), $t.euid, $t.egid, $t.fileless]'
+	assert_output "[true,3,true,true,[$(jq -c '[.pid, .exec_id, .filename]' <<<"$es"),$(jq -c '[.pid, .exec_id, .filename]' <<<"$eb")],true,3,0,0,false]"
+}
+
+@test "--ancestors 0 and 8: none but the parent's exec_id; up to init, whose chain ends" {
+	run -0 "$LT" load --probes exec --ancestors 0
+	events_bg "$OUT" --json --type exec
+	bash -c '/bin/true "$1"; :' bash "$MARK-0"
+	wait_record "$OUT" ".type == \"exec\" and .args[1] == \"$MARK-0\""
+	stop_consumer "$EV_PID"
+	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK-0\") | [.ancestors, .ancestors_truncated, (.parent_exec_id | test(\"^[1-9]\"))]" "$OUT"
+	assert_output '[[],true,true]'
+	run -0 "$LT" load --replace --probes exec --ancestors 8
+	events_bg "$OUT" --json --type exec
+	bash -c '/bin/true "$1"; :' bash "$MARK-8"
+	wait_record "$OUT" ".type == \"exec\" and .args[1] == \"$MARK-8\""
+	stop_consumer "$EV_PID"
+	# the chain: at most 8; where it is whole, it ends at init (pid 1), which has no parent
+	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK-8\") |
+		[(.ancestors | length <= 8), (if .ancestors_truncated then (.ancestors | length) == 8 else .ancestors[-1].pid == 1 end)]" "$OUT"
+	assert_output '[true,true]'
+}
+
+@test "reparented: the orphan's exec names its new parent, not the one that died" {
+	need_workloads privops
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --json --type exec
+	# the middle shell exits at once; its child waits for the fifo, then execs
+	bash -c '(read -r x <"$1"; exec /bin/true "$2") & echo "$!" >"$1.child"; echo "$$" >"$1.mid"' bash "$FIFO" "$MARK" 3>&-
+	local mid child
+	mid=$(cat "$FIFO.mid")
+	child=$(cat "$FIFO.child")
+	wait_gone "$mid" 5
+	echo go >"$FIFO"
+	wait_record "$OUT" ".pid == $child and .args[1] == \"$MARK\""
+	stop_consumer "$EV_PID"
+	run -0 jq -c -R "fromjson? | select(.pid == $child and .args[1] == \"$MARK\") | [.ancestors[0].pid == .ppid, .ancestors[0].pid != $mid, .ancestors[0].exec_id != null]" "$OUT"
+	assert_output '[true,true,true]'
+}
+
+@test "a thread's exec is its process's: the pid, the process's parent first" {
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --json --type exec
+	python3 -c '
+import os, sys, threading
+def run():
+    os.execv("/bin/true", ["/bin/true", sys.argv[1]])
+t = threading.Thread(target=run)
+t.start()
+t.join()' "$MARK" &
+	local p=$!
+	wait "$p"
+	wait_record "$OUT" ".args[1] == \"$MARK\""
+	stop_consumer "$EV_PID"
+	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK\") | [.pid, .tid, .ancestors[0].pid]" "$OUT"
+	assert_output "[$p,$p,$BASHPID]"
+}
+
+@test "seeded: a process started before the load is named from /proc" {
+	bash -c 'read -r x <"$1"; /bin/true "$2"; :' bash "$FIFO" "$MARK" 3>&- &
+	local holder=$!
+	bg_track "$holder"
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --json --type exec
+	echo go >"$FIFO"
+	wait_record "$OUT" ".args[1] == \"$MARK\""
+	stop_consumer "$EV_PID"
+	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK\") | [.ancestors[0].pid, .ancestors[0].filename, (.ancestors[0].exec_id | test(\"^[1-9]\"))]" "$OUT"
+	assert_output "[$holder,\"$(readlink /proc/$BASHPID/exe)\",true]"
+}
+
+@test "--max-procs 64: 120 more processes evict a waiting parent's image; its child's exec counts it missing" {
+	run -0 "$LT" load --probes exec --max-procs 64
+	events_bg "$OUT" --json --type exec
+	# exec'd after the load: the kernel has its entry, until newer ones push it out
+	bash -c 'read -r x <"$1"; /bin/true "$2"; :' bash "$FIFO" "$MARK" 3>&- &
+	local holder=$! i
+	bg_track "$holder"
+	wait_record "$OUT" ".pid == $holder"
+	# 120 processes alive at once, each with its entry (short-lived ones free theirs)
+	for ((i = 0; i < 120; i++)); do
+		sleep 60 3>&- &
+		bg_track "$!"
+	done
+	echo go >"$FIFO"
+	wait_record "$OUT" ".args[1] == \"$MARK\""
+	stop_consumer "$EV_PID"
+	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK\") | .ancestors[0]" "$OUT"
+	assert_output "{\"pid\":$holder,\"exec_id\":null,\"filename\":null}"
+	run -0 status_json
+	run -0 jq -c '[(.ancestry.processes <= 64), .ancestry.cap, (.ancestry.missing >= 1), (.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_procs") | .max_entries)]' <<<"$output"
+	assert_output '[true,64,true,64]'
+}
+
+@test "fileless: an exec of a memfd and of a deleted file are flagged, a file's is not" {
+	need_workloads privops
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --json --type exec
+	"$WLDIR/privops" memfd-exec /bin/true "$MARK-memfd"
+	cp /bin/true "$BATS_TEST_TMPDIR/gone"
+	"$WLDIR/privops" gone-exec "$BATS_TEST_TMPDIR/gone" "$MARK-gone"
+	/bin/true "$MARK-file"
+	wait_record "$OUT" ".args[1] == \"$MARK-file\""
+	stop_consumer "$EV_PID"
+	run -0 jq -c -R "fromjson? | select(.args[1] | tostring | startswith(\"$MARK\")) | [.args[1], .fileless]" "$OUT"
+	assert_output "$(printf '["%s",true]\n["%s",true]\n["%s",false]' "$MARK-memfd" "$MARK-gone" "$MARK-file")"
+}
