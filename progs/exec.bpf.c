@@ -85,62 +85,82 @@ struct anc_walk {
 	__u8 n, more;
 };
 
+/* The walk's position: the task reached, where the next ancestor goes, what was found. */
+struct anc_ctx {
+	struct task_struct *t;
+	struct lt_anc_stat *st;
+	char *a0;
+	struct anc_walk *w;
+};
+
+/*
+ * Ancestor i: the next real_parent up, packed at a0 + w->len while there are fewer than
+ * lt_cfg_ancestors; the parent's exec_id whatever the count. False: the walk is over.
+ */
+static __always_inline bool anc_one(struct anc_ctx *c, int i)
+{
+	struct anc_walk *w = c->w;
+	struct lt_proc *v;
+	struct lt_anc *a;
+	__u32 tgid, nl;
+	__u64 pos;
+
+	c->t = BPF_CORE_READ(c->t, real_parent);
+	tgid = BPF_CORE_READ(c->t, tgid);
+	if (!tgid)
+		return false; /* past init: the idle task */
+	v = bpf_map_lookup_elem(&lt_procs, &tgid);
+	if (i == 0 && v)
+		w->parent_exec_id = v->exec_id;
+	if (i >= lt_cfg_ancestors || i >= LT_ANC_MAX) {
+		w->more = 1;
+		return false;
+	}
+	pos = w->len;
+	barrier_var(pos);
+	if (pos > ANC_PACKED_MAX - sizeof(struct lt_anc))
+		return false;
+	a = (struct lt_anc *)(c->a0 + pos);
+	a->pid = tgid;
+	a->_pad0 = 0;
+	if (v) {
+		nl = v->name_len;
+		if (nl > LT_ANC_NAME - 1)
+			nl = LT_ANC_NAME - 1;
+		a->exec_id = v->exec_id;
+		a->flags = v->flags;
+		a->name_len = nl;
+		/* the entry's name is zeros after its NUL */
+		__builtin_memcpy(a->name, v->name, LT_ANC_NAME);
+	} else {
+		nl = 0;
+		a->exec_id = 0;
+		a->flags = LT_ANC_UNKNOWN;
+		a->name_len = 0;
+		*(__u64 *)(void *)a->name = 0;
+		/* evicted, if it started after the load; else never seen */
+		if (c->st && BPF_CORE_READ(c->t, start_boottime) > lt_cfg_load_ns)
+			__sync_fetch_and_add(&c->st->missing, 1);
+		else if (c->st)
+			__sync_fetch_and_add(&c->st->unknown, 1);
+	}
+	w->len = pos + LT_ANC_HEAD + ((nl + 8) & ~7u);
+	w->n++;
+	return true;
+}
+
 /*
  * The ancestors of `p` (real_parent up, nearest first: a reparented process's new parent)
- * packed at `a0`, at most lt_cfg_ancestors; the parent's exec_id even with none.
+ * packed at `a0`, at most lt_cfg_ancestors; the parent's exec_id even with none. Written out,
+ * step by step: 5.10's verifier refuses the back-edge of the loop clang makes of a loop.
  */
 static __always_inline void exec_ancestors(struct task_struct *p, char *a0, struct anc_walk *w)
 {
-	struct lt_anc_stat *st = anc_stat();
-	struct task_struct *t = p;
-	struct lt_proc *v;
-	struct lt_anc *a;
-	__u64 pos = 0;
-	__u32 tgid, nl;
+	struct anc_ctx c = { .t = p, .st = anc_stat(), .a0 = a0, .w = w };
 
-	for (int i = 0; i < LT_ANC_MAX + 1; i++) {
-		t = BPF_CORE_READ(t, real_parent);
-		tgid = BPF_CORE_READ(t, tgid);
-		if (!tgid)
-			break; /* past init: the idle task */
-		v = bpf_map_lookup_elem(&lt_procs, &tgid);
-		if (i == 0 && v)
-			w->parent_exec_id = v->exec_id;
-		if (i >= lt_cfg_ancestors || i >= LT_ANC_MAX) {
-			w->more = 1;
-			break;
-		}
-		barrier_var(pos);
-		if (pos > ANC_PACKED_MAX - sizeof(struct lt_anc))
-			break;
-		a = (struct lt_anc *)(a0 + pos);
-		a->pid = tgid;
-		a->_pad0 = 0;
-		if (v) {
-			nl = v->name_len;
-			if (nl > LT_ANC_NAME - 1)
-				nl = LT_ANC_NAME - 1;
-			a->exec_id = v->exec_id;
-			a->flags = v->flags;
-			a->name_len = nl;
-			/* the entry's name is zeros after its NUL */
-			__builtin_memcpy(a->name, v->name, LT_ANC_NAME);
-		} else {
-			nl = 0;
-			a->exec_id = 0;
-			a->flags = LT_ANC_UNKNOWN;
-			a->name_len = 0;
-			*(__u64 *)(void *)a->name = 0;
-			/* evicted, if it started after the load; else never seen */
-			if (st && BPF_CORE_READ(t, start_boottime) > lt_cfg_load_ns)
-				__sync_fetch_and_add(&st->missing, 1);
-			else if (st)
-				__sync_fetch_and_add(&st->unknown, 1);
-		}
-		pos += LT_ANC_HEAD + ((nl + 8) & ~7u);
-		w->n++;
-	}
-	w->len = pos;
+	_Static_assert(LT_ANC_MAX == 8, "one step per ancestor, and one to see if there are more");
+	anc_one(&c, 0) && anc_one(&c, 1) && anc_one(&c, 2) && anc_one(&c, 3) && anc_one(&c, 4) &&
+		anc_one(&c, 5) && anc_one(&c, 6) && anc_one(&c, 7) && anc_one(&c, 8);
 }
 
 /* This exec's entry: the parent's children find it; the filename is d's first bytes. */
