@@ -99,14 +99,16 @@ struct anc_ctx {
  */
 static __always_inline bool anc_one(struct anc_ctx *c, int i)
 {
+	struct task_struct *t = c->t; /* a local: CO-RE relocates what BPF_CORE_READ's source names */
 	struct anc_walk *w = c->w;
 	struct lt_proc *v;
 	struct lt_anc *a;
 	__u32 tgid, nl;
 	__u64 pos;
 
-	c->t = BPF_CORE_READ(c->t, real_parent);
-	tgid = BPF_CORE_READ(c->t, tgid);
+	t = BPF_CORE_READ(t, real_parent);
+	c->t = t;
+	tgid = BPF_CORE_READ(t, tgid);
 	if (!tgid)
 		return false; /* past init: the idle task */
 	v = bpf_map_lookup_elem(&lt_procs, &tgid);
@@ -139,7 +141,7 @@ static __always_inline bool anc_one(struct anc_ctx *c, int i)
 		a->name_len = 0;
 		*(__u64 *)(void *)a->name = 0;
 		/* evicted, if it started after the load; else never seen */
-		if (c->st && BPF_CORE_READ(c->t, start_boottime) > lt_cfg_load_ns)
+		if (c->st && BPF_CORE_READ(t, start_boottime) > lt_cfg_load_ns)
 			__sync_fetch_and_add(&c->st->missing, 1);
 		else if (c->st)
 			__sync_fetch_and_add(&c->st->unknown, 1);

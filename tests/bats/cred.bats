@@ -10,8 +10,13 @@ setup() {
 	lt_setup
 	OUT="$BATS_TEST_TMPDIR/events"
 	need_workloads privops
-	# a setuid-root copy of the helper, where nobody can run it
-	SUID=$(mktemp -d "/tmp/lowtrace-cred-$MARK.XXXXXX")
+	# a setuid-root copy of the helper, where nobody can run it: on a file system mounted
+	# without nosuid (the guests' /tmp is a nosuid tmpfs; the build tree's is not)
+	local d
+	for d in /tmp /var/tmp "$BATS_TEST_DIRNAME/../../build"; do
+		[[ ",$(findmnt -no OPTIONS -T "$d")," != *,nosuid,* ]] && break
+	done
+	SUID=$(mktemp -d "$d/lowtrace-cred-$MARK.XXXXXX")
 	LT_TMPDIRS+=("$SUID")
 	cp "$WLDIR/privops" "$SUID/privops"
 	chmod 0755 "$SUID"
