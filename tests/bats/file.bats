@@ -150,3 +150,23 @@ print("done", flush=True)' 3>&-; }
 		[ $((runs1 - runs0)) -ge 120000 ] || fail "$((runs1 - runs0)) runs"
 	fi
 }
+
+@test "metrics: lowtrace_ops_total per probe and op, every op of a loaded probe; they add up to its events" {
+	new_cgroup
+	http_setup
+	run -0 "$LT" load --probes file,cred,priv --cgroup "$NEW_CG"
+	serve
+	local d=$DIR
+	in_cg "$NEW_CG" bash -c 'mkdir "$1/m" && chmod 700 "$1/m" && chmod 755 "$1/m" && mv "$1/m" "$1/n" && rmdir "$1/n"' bash "$d"
+	run -0 scrape
+	local body=$output
+	run -0 grep -E '^lowtrace_ops_total\{probe="file",op="(mkdir|chmod|rename|rmdir|unlink)"\} ' <<<"$body"
+	assert_output "$(printf 'lowtrace_ops_total{probe="file",op="%s"} %s\n' unlink 0 rename 1 chmod 2 mkdir 1 rmdir 1)"
+	# cred's and priv's series are there, at 0 (nothing of theirs ran in the cgroup)
+	run -0 grep -c '^lowtrace_ops_total{probe="cred",op="[a-z]*"} 0$' <<<"$body"
+	assert_output 11
+	run -0 grep -c '^lowtrace_ops_total{probe="priv",op="[a-z_]*"} 0$' <<<"$body"
+	assert_output 9
+	run -0 awk '/^lowtrace_ops_total\{probe="file"/ { s += $2 } /^lowtrace_events_total\{probe="file"\}/ { e = $2 } END { print s, e }' <<<"$body"
+	assert_output "5 5"
+}
