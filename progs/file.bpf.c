@@ -243,8 +243,8 @@ static __always_inline void file_exit(long nr, long ret)
 	r->new_path_len = 0;
 	r->new_path[0] = 0;
 	if (c.new_path)
-		r->new_path_len = file_path(r->new_path, c.new_path, &r->rflags,
-					    LT_FILE_NEW_TRUNC, LT_FILE_NEW_FAULT);
+		r->new_path_len = file_path(r->new_path, c.new_path, &r->rflags, LT_FILE_NEW_TRUNC,
+					    LT_FILE_NEW_FAULT);
 	lt_sysset_count(LT_PROBE_FILE, r->op);
 	lt_submit(LT_PROBE_FILE, r);
 }

@@ -62,9 +62,8 @@ static __always_inline void lt_sysset_count(__u32 probe, __u32 op)
  * Keep a call's entry for its exit; the state, or NULL (filtered out, or a full map: then
  * counted as a drop of `probe`, not silent).
  */
-static __always_inline struct lt_sysset_args *lt_sysset_keep(__u32 probe, __u32 nr, __u32 op,
-							     __u64 a0, __u64 a1, __u64 a2,
-							     __u64 a3, __u64 a4)
+static __always_inline struct lt_sysset_args *
+lt_sysset_keep(__u32 probe, __u32 nr, __u32 op, __u64 a0, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 {
 	struct lt_sysset_args *s;
 
@@ -136,52 +135,52 @@ static __always_inline long lt_file_name(struct file *f, char *buf, __u32 size)
  * a0..a4) and exit(nr, ret) are the probe's. The classic ones' sections name one syscall of
  * the set (`sys`); the loader attaches them to all of them.
  */
-#define LT_SYSSET_PROGS(pr, sys, op_of, enter, exit)                                        \
-	SEC("tp_btf/sys_enter")                                                             \
-	int BPF_PROG(lt_##pr##_e, struct pt_regs *regs, long id)                            \
-	{                                                                                   \
-		__u64 a0, a1, a2, a3, a4;                                                   \
-		__u32 op = op_of(id);                                                       \
-                                                                                            \
-		if (!op)                                                                    \
-			return 0;                                                           \
-		a0 = LT_SYS_ARG0(regs);                                                     \
-		a1 = LT_SYS_ARG1(regs);                                                     \
-		a2 = LT_SYS_ARG2(regs);                                                     \
-		a3 = LT_SYS_ARG3(regs);                                                     \
-		a4 = LT_SYS_ARG4(regs);                                                     \
-		enter(id, op, a0, a1, a2, a3, a4);                                          \
-		return 0;                                                                   \
-	}                                                                                   \
-	SEC("tp_btf/sys_exit")                                                              \
-	int BPF_PROG(lt_##pr##_x, struct pt_regs *regs, long ret)                           \
-	{                                                                                   \
-		long id = LT_SYS_NR(regs);                                                  \
-                                                                                            \
-		if (!op_of(id))                                                             \
-			return 0;                                                           \
-		exit(id, ret);                                                              \
-		return 0;                                                                   \
-	}                                                                                   \
-	SEC("tracepoint/syscalls/sys_enter_" #sys)                                          \
-	int lt_##pr##_se(struct syscall_trace_enter *e)                                     \
-	{                                                                                   \
-		__u32 op = op_of(e->nr);                                                    \
-		__u64 a[5] = {};                                                            \
-                                                                                            \
-		if (!op)                                                                    \
-			return 0;                                                           \
+#define LT_SYSSET_PROGS(pr, sys, op_of, enter, exit)                                         \
+	SEC("tp_btf/sys_enter")                                                              \
+	int BPF_PROG(lt_##pr##_e, struct pt_regs *regs, long id)                             \
+	{                                                                                    \
+		__u64 a0, a1, a2, a3, a4;                                                    \
+		__u32 op = op_of(id);                                                        \
+                                                                                             \
+		if (!op)                                                                     \
+			return 0;                                                            \
+		a0 = LT_SYS_ARG0(regs);                                                      \
+		a1 = LT_SYS_ARG1(regs);                                                      \
+		a2 = LT_SYS_ARG2(regs);                                                      \
+		a3 = LT_SYS_ARG3(regs);                                                      \
+		a4 = LT_SYS_ARG4(regs);                                                      \
+		enter(id, op, a0, a1, a2, a3, a4);                                           \
+		return 0;                                                                    \
+	}                                                                                    \
+	SEC("tp_btf/sys_exit")                                                               \
+	int BPF_PROG(lt_##pr##_x, struct pt_regs *regs, long ret)                            \
+	{                                                                                    \
+		long id = LT_SYS_NR(regs);                                                   \
+                                                                                             \
+		if (!op_of(id))                                                              \
+			return 0;                                                            \
+		exit(id, ret);                                                               \
+		return 0;                                                                    \
+	}                                                                                    \
+	SEC("tracepoint/syscalls/sys_enter_" #sys)                                           \
+	int lt_##pr##_se(struct syscall_trace_enter *e)                                      \
+	{                                                                                    \
+		__u32 op = op_of(e->nr);                                                     \
+		__u64 a[5] = {};                                                             \
+                                                                                             \
+		if (!op)                                                                     \
+			return 0;                                                            \
 		/* read, not loaded: the event holds only the syscall's own arguments, and \
-		 * the kernel refuses a program whose loads reach past an event's end */    \
-		bpf_probe_read_kernel(a, sizeof(a), e->args);                               \
-		enter(e->nr, op, a[0], a[1], a[2], a[3], a[4]);                             \
-		return 0;                                                                   \
-	}                                                                                   \
-	SEC("tracepoint/syscalls/sys_exit_" #sys)                                           \
-	int lt_##pr##_sx(struct syscall_trace_exit *e)                                      \
-	{                                                                                   \
-		exit(e->nr, e->ret);                                                        \
-		return 0;                                                                   \
+		 * the kernel refuses a program whose loads reach past an event's end */ \
+		bpf_probe_read_kernel(a, sizeof(a), e->args);                                \
+		enter(e->nr, op, a[0], a[1], a[2], a[3], a[4]);                              \
+		return 0;                                                                    \
+	}                                                                                    \
+	SEC("tracepoint/syscalls/sys_exit_" #sys)                                            \
+	int lt_##pr##_sx(struct syscall_trace_exit *e)                                       \
+	{                                                                                    \
+		exit(e->nr, e->ret);                                                         \
+		return 0;                                                                    \
 	}
 
 #endif /* LT_SYSSET_BPF_H */

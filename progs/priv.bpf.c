@@ -113,7 +113,8 @@ static __always_inline void priv_bpf(struct lt_priv *r, const __u64 *a)
 	case BPF_PROG_LOAD:
 		r->bpf_type = attr_u32(attr, size, ATTR_OFF(prog_type));
 		if (ATTR_OFF(prog_name) + 16 <= size)
-			bpf_probe_read_user(r->name, 16, (const void *)(attr + ATTR_OFF(prog_name)));
+			bpf_probe_read_user(r->name, 16,
+					    (const void *)(attr + ATTR_OFF(prog_name)));
 		break;
 	case BPF_PROG_ATTACH:
 	case BPF_PROG_DETACH:
@@ -133,8 +134,8 @@ static __always_inline void priv_bpf(struct lt_priv *r, const __u64 *a)
 		/* where it is pinned */
 		if (ATTR_OFF(pathname) + 8 <= size)
 			bpf_probe_read_user(&p, 8, (const void *)(attr + ATTR_OFF(pathname)));
-		r->target_len = priv_str(r->target, sizeof(r->target), p, &r->rflags,
-					 LT_PRIV_TARGET_TRUNC);
+		r->target_len =
+			priv_str(r->target, sizeof(r->target), p, &r->rflags, LT_PRIV_TARGET_TRUNC);
 		break;
 	}
 	r->name[sizeof(r->name) - 1] = 0;
