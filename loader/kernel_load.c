@@ -187,6 +187,15 @@ static int load_attach(struct lt_suite *s)
 	err = attach_cgroups(s);
 	if (err)
 		return err;
+	/*
+	 * Before the probes' attach: with --replace the old and the new suite both record from
+	 * the attach until the old one goes, and the walk of /proc would widen that window. A
+	 * process that forks or execs between the seed and the attach has no entry: its
+	 * children's execs count it unknown.
+	 */
+	err = lt_seed_procs(s);
+	if (err)
+		return err;
 	for (size_t i = 0; i < lt_nprobes; i++) {
 		if (!((s->probes >> i) & 1))
 			continue;
@@ -222,10 +231,6 @@ static int load_attach(struct lt_suite *s)
 						strerror(errno));
 		}
 	}
-	/* after exec's programs are attached: none of the processes meanwhile goes unnamed */
-	err = lt_seed_procs(s);
-	if (err)
-		return err;
 	return s->pin ? pin_suite(s) : LT_OK;
 }
 

@@ -3,8 +3,8 @@
  * Ancestry's seed: the processes already running when exec is attached get an lt_procs entry
  * (their image's name from /proc/PID/exe, a kernel thread's "[comm]"), so that the first
  * execs after a load name their ancestors too. The exec probe's own programs keep the map
- * from then on (progs/exec.bpf.c); the seed runs after they are attached and never replaces
- * an entry they wrote (an exec meanwhile knows better).
+ * from then on (progs/exec.bpf.c); the seed runs just before they are attached (kernel_load.c
+ * says why) and never replaces an entry (NOEXIST).
  */
 #include <dirent.h>
 #include <errno.h>

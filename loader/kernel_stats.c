@@ -133,8 +133,9 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 		sum->run_cnt += pi.run_cnt;
 		sum->run_time_ns += pi.run_time_ns;
 		/* a fallback is skipped only while it runs already: its main program
-		 * handles those events */
-		if (!lt_prog_is_fallback(p->progs[k]))
+		 * handles those events; exec's ancestry bookkeeping writes no record (a skip
+		 * of it shows as an ancestor missing) */
+		if (!lt_prog_is_fallback(p->progs[k]) && !lt_prog_is_ancestry(p->progs[k]))
 			skipped += pi.recursion_misses;
 	}
 	sum->missed = skipped > sum->recovered ? skipped - sum->recovered : 0;

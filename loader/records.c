@@ -31,6 +31,11 @@ bool lt_prog_is_fallback(const char *prog)
 	return (n > 5 && !strcmp(prog + n - 5, "_nest")) || lt_prog_is_tp_level(prog);
 }
 
+bool lt_prog_is_ancestry(const char *prog)
+{
+	return !strcmp(prog, "lt_exec_fork") || !strcmp(prog, "lt_exec_free");
+}
+
 bool lt_prog_is_tp_level(const char *prog)
 {
 	size_t n = strlen(prog);

@@ -172,6 +172,8 @@ const char *lt_link_name(const char *prog);
 /* Is it a fallback program (*_nest, *_tp)? */
 bool lt_prog_is_fallback(const char *prog);
 /* Is it a *_tp program, attached only where tracepoints are preemptible? */
+/* exec's ancestry programs (fork copies, frees): no record of theirs is lost when skipped */
+bool lt_prog_is_ancestry(const char *prog);
 bool lt_prog_is_tp_level(const char *prog);
 
 /* Decoder counters: nothing is rejected silently. */

@@ -80,8 +80,6 @@ exact_records() {
 }
 
 @test "LOWTRACE_OPEN_HOOK=tp_btf: cred on tp_btf sys_enter/sys_exit, the same exact records" {
-	export LOWTRACE_OPEN_HOOK=tp_btf
-	run -0 "$LT" load --probes cred
-	assert_line --regexp '^cred +tp_btf +[0-9]+ '
+	load_on_tp_btf cred
 	exact_records
 }

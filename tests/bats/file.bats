@@ -99,9 +99,7 @@ exact_records() {
 }
 
 @test "LOWTRACE_OPEN_HOOK=tp_btf: file on tp_btf sys_enter/sys_exit, the same exact records" {
-	export LOWTRACE_OPEN_HOOK=tp_btf
-	run -0 "$LT" load --probes file
-	assert_line --regexp '^file +tp_btf +[0-9]+ '
+	load_on_tp_btf file
 	exact_records
 }
 
@@ -123,31 +121,15 @@ exact_records() {
 
 # What the syscall-set probes cost other syscalls: on their classic tracepoints nothing
 @test "other syscalls: 20 000 getppid run no file, cred or priv program (classic tracepoints); each twice on tp_btf" {
-	local was runs0 runs1 line progs='select(.name // "" | test("^lt_(file|cred|priv)_"))'
-	was=$(sysctl -n kernel.bpf_stats_enabled)
-	sysctl -qw kernel.bpf_stats_enabled=1
+	local runs
 	run -0 "$LT" load --probes file,cred,priv
-	coproc GP { python3 -c '
-import os, sys
-print("ready", flush=True)
-sys.stdin.readline()
-for _ in range(20000): os.getppid()
-print("done", flush=True)' 3>&-; }
-	bg_track "$GP_PID"
-	read -r -t 10 -u "${GP[0]}" line
-	assert_equal "$line" ready
-	runs0=$(bpftool -j prog show | jq "[.[] | $progs | .run_cnt // 0] | add")
-	echo >&"${GP[1]}"
-	read -r -t 30 -u "${GP[0]}" line
-	runs1=$(bpftool -j prog show | jq "[.[] | $progs | .run_cnt // 0] | add")
-	sysctl -qw kernel.bpf_stats_enabled="$was"
-	assert_equal "$line" done
-	echo "# file, cred and priv programs ran $((runs1 - runs0)) times during 20 000 getppid ($(set_hook))" >&3
+	runs=$(runs_over_getppid '^lt_(file|cred|priv)_')
+	echo "# file, cred and priv programs ran $runs times during 20 000 getppid ($(set_hook))" >&3
 	if perf_links; then
-		[ $((runs1 - runs0)) -lt 2000 ] || fail "$((runs1 - runs0)) runs"
+		[ $runs -lt 2000 ] || fail "$runs runs"
 	else
 		# three probes, an entry and an exit program each
-		[ $((runs1 - runs0)) -ge 120000 ] || fail "$((runs1 - runs0)) runs"
+		[ $runs -ge 120000 ] || fail "$runs runs"
 	fi
 }
 

@@ -70,6 +70,43 @@ sys_nr() {
 	return 1
 }
 
+# runs_over_getppid REGEX: how many times the loaded programs whose names match REGEX ran while
+# a process made 20 000 getppid calls (the kernel's run counts, switched on for it): what a
+# syscall probe costs the syscalls it does not watch
+runs_over_getppid() {
+	local was runs0 runs1 line sel="[.[] | select(.name // \"\" | test(\"$1\")) | .run_cnt // 0] | add"
+	was=$(sysctl -n kernel.bpf_stats_enabled)
+	sysctl -qw kernel.bpf_stats_enabled=1
+	coproc GP { python3 -c '
+import os, sys
+print("ready", flush=True)
+sys.stdin.readline()
+for _ in range(20000): os.getppid()
+print("done", flush=True)' 3>&-; }
+	bg_track "$GP_PID"
+	read -r -t 10 -u "${GP[0]}" line
+	[ "$line" = ready ] || return 1
+	runs0=$(bpftool -j prog show | jq "$sel")
+	echo >&"${GP[1]}"
+	read -r -t 30 -u "${GP[0]}" line
+	runs1=$(bpftool -j prog show | jq "$sel")
+	sysctl -qw kernel.bpf_stats_enabled="$was"
+	[ "$line" = done ] || return 1
+	echo $((runs1 - runs0))
+}
+
+# load_on_tp_btf PROBES: load PROBES with LOWTRACE_OPEN_HOOK=tp_btf (open and the syscall-set
+# probes on tp_btf sys_enter/sys_exit even where perf links would give them the classic
+# tracepoints: one kernel runs both hooks), the variable exported for the test's other loads
+load_on_tp_btf() {
+	local p
+	export LOWTRACE_OPEN_HOOK=tp_btf
+	run -0 "$LT" load --probes "$1"
+	for p in ${1//,/ }; do
+		assert_line --regexp "^$p +tp_btf +[0-9]+ "
+	done
+}
+
 # has_syscall NAME: this machine has syscall NAME (arm64 has no open, stat, fork, ...)
 has_syscall() { sys_nr "$1" >/dev/null; }
 

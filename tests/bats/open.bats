@@ -137,31 +137,15 @@ table_misaligned() {
 # What open costs other syscalls: with the classic tracepoints its programs do
 # not run for them at all; with tp_btf on sys_enter/sys_exit they run for each
 @test "other syscalls: 20 000 getppid run no open program (classic tracepoints); twice each on tp_btf" {
-	local was runs0 runs1 line
-	was=$(sysctl -n kernel.bpf_stats_enabled)
-	sysctl -qw kernel.bpf_stats_enabled=1
+	local runs
 	run -0 "$LT" load --probes open
-	coproc GP { python3 -c '
-import os, sys
-print("ready", flush=True)
-sys.stdin.readline()
-for _ in range(20000): os.getppid()
-print("done", flush=True)' 3>&-; }
-	bg_track "$GP_PID"
-	read -r -t 10 -u "${GP[0]}" line
-	assert_equal "$line" ready
-	runs0=$(bpftool -j prog show | jq '[.[] | select(.name // "" | startswith("lt_open")) | .run_cnt // 0] | add')
-	echo >&"${GP[1]}"
-	read -r -t 30 -u "${GP[0]}" line
-	runs1=$(bpftool -j prog show | jq '[.[] | select(.name // "" | startswith("lt_open")) | .run_cnt // 0] | add')
-	sysctl -qw kernel.bpf_stats_enabled="$was"
-	assert_equal "$line" done
-	echo "# open's programs ran $((runs1 - runs0)) times during 20 000 getppid ($(open_hook))" >&3
+	runs=$(runs_over_getppid '^lt_open')
+	echo "# open's programs ran $runs times during 20 000 getppid ($(open_hook))" >&3
 	if perf_links; then
 		# (other processes' opens meanwhile: a few)
-		[ $((runs1 - runs0)) -lt 2000 ] || fail "$((runs1 - runs0)) runs"
+		[ $runs -lt 2000 ] || fail "$runs runs"
 	else
-		[ $((runs1 - runs0)) -ge 40000 ] || fail "$((runs1 - runs0)) runs"
+		[ $runs -ge 40000 ] || fail "$runs runs"
 	fi
 }
 

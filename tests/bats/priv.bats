@@ -84,9 +84,7 @@ exact_records() {
 }
 
 @test "LOWTRACE_OPEN_HOOK=tp_btf: priv on tp_btf sys_enter/sys_exit, the same exact records" {
-	export LOWTRACE_OPEN_HOOK=tp_btf
-	run -0 "$LT" load --probes priv
-	assert_line --regexp '^priv +tp_btf +[0-9]+ '
+	load_on_tp_btf priv
 	exact_records
 }
 

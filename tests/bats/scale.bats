@@ -358,9 +358,10 @@ open_records() {
 	st=$output
 	local missed=() want=$((3 * n)) counts
 	for p in exec exit fork signal; do
-		# (exit's lt_exit_free counts too: a probe's skips are its main programs')
+		# (exit's lt_exit_free counts too: a probe's skips are its main programs'; not exec's
+		# ancestry programs, lt_exec_fork and lt_exec_free, which write no record)
 		skipped=$(bpftool -j prog show | jq --arg p "$p" \
-			'[.[] | select(.name == "lt_\($p)" or .name == "lt_\($p)_free") | .recursion_misses // 0] | add')
+			'[.[] | select(.name == "lt_\($p)" or .name == "lt_exit_free") | .recursion_misses // 0] | add')
 		run -0 jq -c --arg p "$p" '.probes[] | select(.name == $p) | [.drops, .missed, .recovered]' <<<"$st"
 		echo "# $p: lt_$p skipped by the kernel $skipped times; [drops, missed, recovered] $output" >&3
 		# what status counts as recovered or missed is what the kernel counts as skipped
