@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kernel_int.h"
@@ -381,63 +380,6 @@ static int pin_all(struct lt_suite *s, const char *dir)
 	return err;
 }
 
-#define OLD_LINKS_MAX 256
-
-/* the ids of the links pinned under dir/links (at most OLD_LINKS_MAX): how many */
-static int link_ids(const char *dir, __u32 *ids)
-{
-	char path[PATH_MAX];
-	struct dirent *de;
-	int n = 0;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "%s/links", dir);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < OLD_LINKS_MAX) {
-		struct bpf_link_info li = {};
-		__u32 len = sizeof(li);
-		int fd;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/links/%s", dir, de->d_name);
-		fd = bpf_obj_get(path);
-		if (fd < 0)
-			continue;
-		if (bpf_obj_get_info_by_fd(fd, &li, &len) == 0)
-			ids[n++] = li.id;
-		close(fd);
-	}
-	closedir(d);
-	return n;
-}
-
-/*
- * The kernel releases an unpinned link later, in a work item (a tracepoint's detach waits
- * for a grace period): until then the replaced suite still records. Wait, at most 5 s, until
- * its links are gone, so that what runs after `load --replace` is recorded once.
- */
-static void wait_links_gone(const __u32 *ids, int n)
-{
-	for (int tries = 0; tries < 500; tries++) {
-		bool left = false;
-
-		for (int i = 0; i < n && !left; i++) {
-			int fd = bpf_link_get_fd_by_id(ids[i]);
-
-			if (fd >= 0) {
-				close(fd);
-				left = true;
-			}
-		}
-		if (!left)
-			return;
-		usleep(10000);
-	}
-}
-
 /*
  * Pin into a private directory, then rename: the suite appears whole or not.
  * --replace renames it to lowtrace-new-PID first (whole), then moves the old
@@ -480,15 +422,9 @@ int pin_suite(struct lt_suite *s)
 		return lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED : LT_FAIL,
 				"cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));
 	}
-	if (had_old) {
-		static __u32 ids[OLD_LINKS_MAX];
-		int n = link_ids(old, ids);
-
-		if ((err = rm_suite(old)))
-			return lt_error(LT_FAIL, "cannot remove the replaced suite %s: %s", old,
-					strerror(-err));
-		wait_links_gone(ids, n);
-	}
+	if (had_old && (err = rm_suite(old)))
+		return lt_error(LT_FAIL, "cannot remove the replaced suite %s: %s", old,
+				strerror(-err));
 	return LT_OK;
 }
 

@@ -135,7 +135,7 @@ int lt_stats_read(struct lt_stats_reader *r, const struct lt_probe *p, struct lt
 		/* a fallback is skipped only while it runs already: its main program
 		 * handles those events; exec's ancestry bookkeeping writes no record (a skip
 		 * of it shows as an ancestor missing) */
-		if (!lt_prog_is_fallback(p->progs[k]) && !lt_prog_is_ancestry(p->progs[k]))
+		if (!lt_prog_is_fallback(p->progs[k]) && !lt_prog_writes_no_record(p, p->progs[k]))
 			skipped += pi.recursion_misses;
 	}
 	sum->missed = skipped > sum->recovered ? skipped - sum->recovered : 0;

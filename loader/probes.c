@@ -592,6 +592,7 @@ _Static_assert(sizeof(struct lt_bio_key) <= LT_AGG_KEY_MAX, "bio key fits");
 const struct lt_probe lt_probes[] = {
 	{ .name = "exec",
 	  .progs = { "lt_exec", "lt_exec_nest", "lt_exec_tp", "lt_exec_fork", "lt_exec_free" },
+	  .no_record = { "lt_exec_fork", "lt_exec_free" }, /* ancestry's table */
 	  .own = { "lt_cg_counts", "lt_marks_cpu", "lt_marks", "lt_exec_buf", "lt_procs",
 		   "lt_anc_stat" },
 	  .id = LT_PROBE_EXEC,

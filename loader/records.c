@@ -31,9 +31,12 @@ bool lt_prog_is_fallback(const char *prog)
 	return (n > 5 && !strcmp(prog + n - 5, "_nest")) || lt_prog_is_tp_level(prog);
 }
 
-bool lt_prog_is_ancestry(const char *prog)
+bool lt_prog_writes_no_record(const struct lt_probe *p, const char *prog)
 {
-	return !strcmp(prog, "lt_exec_fork") || !strcmp(prog, "lt_exec_free");
+	for (int k = 0; k < LT_PROBE_PROGS && p->no_record[k]; k++)
+		if (!strcmp(p->no_record[k], prog))
+			return true;
+	return false;
 }
 
 bool lt_prog_is_tp_level(const char *prog)

@@ -118,6 +118,9 @@ struct lt_probe {
 	 * sys_exit_ tracepoint of each of these that the kernel has, pinned as links/NAME-SYSCALL
 	 * (bpffs takes no dots); its tp_btf ones on sys_enter/sys_exit filter by number */
 	const char *syscalls[LT_PROBE_NSYS];
+	/* of progs, those that keep state and write no record (exec's ancestry): their skips
+	 * are not the probe's missed records */
+	const char *no_record[LT_PROBE_PROGS];
 	/* one of progs, on a tracepoint some kernels lack (priv's module_load: no
 	 * CONFIG_MODULES): loaded only where the kernel has it */
 	const char *optional;
@@ -172,8 +175,8 @@ const char *lt_link_name(const char *prog);
 /* Is it a fallback program (*_nest, *_tp)? */
 bool lt_prog_is_fallback(const char *prog);
 /* Is it a *_tp program, attached only where tracepoints are preemptible? */
-/* exec's ancestry programs (fork copies, frees): no record of theirs is lost when skipped */
-bool lt_prog_is_ancestry(const char *prog);
+/* program `prog` of probe `p` keeps state only (its .no_record): a skip of it loses no record */
+bool lt_prog_writes_no_record(const struct lt_probe *p, const char *prog);
 bool lt_prog_is_tp_level(const char *prog);
 
 /* Decoder counters: nothing is rejected silently. */
