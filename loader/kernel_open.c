@@ -358,6 +358,8 @@ static int open_configure(struct lt_suite *s, const struct lt_load_opts *o, uint
 	s->skel = k = lowtrace__open();
 	if (!k)
 		return lt_error(LT_FAIL, "cannot open the BPF object: %s", strerror(errno));
+	/* a replacing suite writes once it has taken over (pin_suite's handover) */
+	k->data_live->lt_live = !o->replace;
 	k->rodata->lt_cfg_tgid = o->pid;
 	k->rodata->lt_cfg_cgroup_id = cg_id;
 	k->rodata->lt_cfg_sys_per_pid = o->sys_per_pid;
@@ -429,7 +431,8 @@ static int choose_probe(struct lt_suite *s, const struct lt_load_opts *o, size_t
 
 		/* a program of what some kernels lack, where this one lacks it */
 		if (pick && r->optional && !strcmp(name, r->optional))
-			pick = kernel_has_btf_tp(bpf_object__find_program_by_name(s->skel->obj, name));
+			pick = kernel_has_btf_tp(
+				bpf_object__find_program_by_name(s->skel->obj, name));
 
 		if ((err = autoload(s, name, pick)))
 			return err;

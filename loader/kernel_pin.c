@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "kernel_int.h"
@@ -51,12 +52,53 @@ static int rm_tree_at(int dfd, const char *name)
 	return err;
 }
 
-/* A pinned suite: its links first, so the programs stop before their maps go. */
+/*
+ * Whether the suite pinned at dir writes (lt_live in lt_common.bpf.h, pinned as maps/live):
+ * 0 or -errno. A suite pinned before the flag has none, and one whose flag is not one
+ * 32-bit word is another lowtrace's: both are left as they are (0).
+ */
+static int set_live(const char *dir, bool on)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi), key = 0, v = on;
+	char path[PATH_MAX];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/maps/live", dir);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
+		err = -errno;
+	else if (mi.type == BPF_MAP_TYPE_ARRAY && mi.value_size == sizeof(v) &&
+		 mi.max_entries == 1 && bpf_map_update_elem(fd, &key, &v, BPF_ANY))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * The suite at `to` takes over from the one at `from` (if any): `to` live first, then `from`
+ * not, two stores apart, so an event is written by one of them, or by both if its programs
+ * run across those two stores, never by neither.
+ */
+static int handover(const char *to, const char *from)
+{
+	struct stat st;
+	int err = set_live(to, true);
+
+	if (!err && stat(from, &st) == 0)
+		err = set_live(from, false);
+	return err;
+}
+
+/* A pinned suite: off (set_live), then its links, so the programs stop before their maps go. */
 static int rm_suite(const char *dir)
 {
 	char links[PATH_MAX];
 	int err;
 
+	set_live(dir, false); /* the kernel releases the links later: no record after this */
 	snprintf(links, sizeof(links), "%s/links", dir);
 	err = rm_tree_at(AT_FDCWD, links);
 	return err ? err : rm_tree_at(AT_FDCWD, dir);
@@ -141,8 +183,8 @@ static int recover(void)
 		}
 		/* the whole new suite goes in; the one it replaces goes out */
 		pin_path(old, sizeof(old), PIN_OLD);
-		r = 0;
-		if (stat(LT_PIN_DIR, &st) == 0 && rename(LT_PIN_DIR, old))
+		r = handover(path, LT_PIN_DIR);
+		if (!r && stat(LT_PIN_DIR, &st) == 0 && rename(LT_PIN_DIR, old))
 			r = -errno;
 		if (!r && rename(path, LT_PIN_DIR))
 			r = -errno;
@@ -391,7 +433,7 @@ int pin_suite(struct lt_suite *s)
 	char tmp[PIN_PATH_MAX], new[PIN_PATH_MAX], old[PIN_PATH_MAX];
 	const char *at = tmp;
 	struct stat st;
-	bool had_old = false;
+	bool had_old = false, handed = false;
 	int err;
 
 	pin_path(tmp, sizeof(tmp), PIN_TMP);
@@ -406,7 +448,10 @@ int pin_suite(struct lt_suite *s)
 			err = -errno;
 		else
 			at = new;
-		/* the old suite goes only once the new one is attached: nothing is missed */
+		/* the new suite records from here, the old one no more: nothing missed, nothing
+		 * twice; the old one's links go only after (the kernel releases them later) */
+		if (!err && !(err = handover(new, LT_PIN_DIR)))
+			handed = true;
 		if (!err && stat(LT_PIN_DIR, &st) == 0) {
 			if (rename(LT_PIN_DIR, old))
 				err = -errno;
@@ -418,6 +463,9 @@ int pin_suite(struct lt_suite *s)
 	if (err) {
 		if (had_old && rename(old, LT_PIN_DIR))
 			rm_suite(old);
+		else if (handed)
+			set_live(LT_PIN_DIR,
+				 true); /* the old suite records again, then the new one goes */
 		rm_suite(at);
 		return lt_error(err == -EEXIST || err == -ENOTEMPTY ? LT_ALREADY_LOADED : LT_FAIL,
 				"cannot pin under %s: %s", LT_PIN_DIR, strerror(-err));

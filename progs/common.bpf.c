@@ -7,6 +7,9 @@
 #include "lt_prof.h"
 #include "lt_unwind.h"
 
+/* lt_common.bpf.h: whether the suite writes; pinned as maps/live */
+volatile __u32 lt_live SEC(".data.live") = 0;
+
 /*
  * The loader decodes these structs; naming each here keeps its layout in the
  * object's BTF for the ABI test, at the cost of 8 bytes of .rodata each.

@@ -99,7 +99,8 @@ struct anc_ctx {
  */
 static __always_inline bool anc_one(struct anc_ctx *c, int i)
 {
-	struct task_struct *t = c->t; /* a local: CO-RE relocates what BPF_CORE_READ's source names */
+	struct task_struct *t =
+		c->t; /* a local: CO-RE relocates what BPF_CORE_READ's source names */
 	struct anc_walk *w = c->w;
 	struct lt_proc *v;
 	struct lt_anc *a;
@@ -166,8 +167,8 @@ static __always_inline void exec_ancestors(struct task_struct *p, char *a0, stru
 }
 
 /* This exec's entry: the parent's children find it; the filename is d's first bytes. */
-static __always_inline void exec_remember(struct exec_buf *b, __u32 tgid, __u64 id,
-					  __u64 parent_id, const char *d, __u64 n)
+static __always_inline void exec_remember(struct exec_buf *b, __u32 tgid, __u64 id, __u64 parent_id,
+					  const char *d, __u64 n)
 {
 	struct lt_proc *me = &b->me;
 	struct lt_anc_stat *st;
@@ -189,8 +190,12 @@ static __always_inline void exec_remember(struct exec_buf *b, __u32 tgid, __u64 
 		__sync_fetch_and_add(&st->execs, 1);
 }
 
+/*
+ * The exec's record, and its entry in the ancestry table. `quiet`: the suite is
+ * not live (lt_off): the entry only, so the table is right when it goes live.
+ */
 static __always_inline void exec_event(struct task_struct *p, const char *filename, __u32 argc,
-				       struct file *file, __u32 level)
+				       struct file *file, __u32 level, bool quiet)
 {
 	unsigned long arg_start, arg_end;
 	struct anc_walk w = {};
@@ -206,8 +211,8 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 
 	if (lt_skip_current())
 		return;
-	cg = lt_cg_count(LT_PROBE_EXEC, LT_CG_EXEC);
-	if (lt_throttled(lt_stat_slot(LT_PROBE_EXEC), LT_PROBE_EXEC))
+	cg = quiet ? 0 : lt_cg_count(LT_PROBE_EXEC, LT_CG_EXEC);
+	if (!quiet && lt_throttled(lt_stat_slot(LT_PROBE_EXEC), LT_PROBE_EXEC))
 		return;
 	b = bpf_map_lookup_elem(&lt_exec_buf, &level);
 	if (!b)
@@ -291,10 +296,10 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	tl->anc_more = w.more;
 	tl->anc_len = w.len;
 	tl->_pad2 = 0;
-	exec_remember(b, BPF_CORE_READ(p, tgid), tl->exec_id, w.parent_exec_id, d,
-		      r->filename_len);
+	exec_remember(b, BPF_CORE_READ(p, tgid), tl->exec_id, w.parent_exec_id, d, r->filename_len);
 	size = EXEC_FIXED + end + LT_EXEC_TAIL_SIZE;
-	lt_output(LT_PROBE_EXEC, LT_TYPE_EXEC, r, size, shed, used);
+	if (!quiet)
+		lt_output(LT_PROBE_EXEC, LT_TYPE_EXEC, r, size, shed, used);
 }
 
 /* An exec's identity for lt_claim: the mm it built (one per exec, still alive). */
@@ -306,9 +311,11 @@ static __always_inline __u64 exec_id(struct task_struct *p)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(lt_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	if (lt_main_takes(LT_PROBE_EXEC, LT_MARK_EXEC, exec_id(p)))
+	bool off = lt_off();
+
+	if (off || lt_main_takes(LT_PROBE_EXEC, LT_MARK_EXEC, exec_id(p)))
 		exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc),
-			   BPF_CORE_READ(bprm, file), EXEC_MAIN);
+			   BPF_CORE_READ(bprm, file), EXEC_MAIN, off);
 	lt_main_done(LT_MARK_EXEC);
 	return 0;
 }
@@ -320,7 +327,7 @@ int BPF_PROG(lt_exec_nest, struct task_struct *p, pid_t old_pid, struct linux_bi
 	if (!lt_nest_takes(LT_MARK_EXEC, exec_id(p)))
 		return 0;
 	exec_event(p, BPF_CORE_READ(bprm, filename), BPF_CORE_READ(bprm, argc),
-		   BPF_CORE_READ(bprm, file), EXEC_NEST);
+		   BPF_CORE_READ(bprm, file), EXEC_NEST, false);
 	lt_count_recovered(LT_PROBE_EXEC);
 	return 0;
 }
@@ -337,13 +344,13 @@ int lt_exec_tp(struct trace_event_raw_sched_process_exec *e)
 	unsigned long sp;
 	__u64 argc = 0;
 
-	if (!lt_claim(LT_MARK_EXEC, exec_id(p), false))
+	if (!lt_tp_takes(LT_MARK_EXEC, exec_id(p)))
 		return 0;
 	sp = BPF_CORE_READ(p, mm, start_stack);
 	if (bpf_probe_read_user(&argc, sizeof(argc), (void *)sp) || argc > 0x7fffffff)
 		argc = 0;
 	exec_event(p, (const char *)e + (BPF_CORE_READ(e, __data_loc_filename) & 0xffff), argc,
-		   BPF_CORE_READ(p, mm, exe_file), EXEC_TP);
+		   BPF_CORE_READ(p, mm, exe_file), EXEC_TP, false);
 	lt_count_recovered(LT_PROBE_EXEC);
 	return 0;
 }

@@ -118,7 +118,7 @@ int lt_exit_tp(struct trace_event_raw_sched_process_exit *e)
 	struct task_struct *p = (struct task_struct *)bpf_get_current_task();
 	bool last;
 
-	if (!lt_claim(LT_MARK_EXIT, 0, false))
+	if (!lt_tp_takes(LT_MARK_EXIT, 0))
 		return 0;
 	if (bpf_core_field_exists(e->group_dead))
 		last = e->group_dead;

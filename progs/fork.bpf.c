@@ -81,7 +81,7 @@ int lt_fork_tp(struct trace_event_raw_sched_process_fork *e)
 	c = newest_child(me, pid);
 	if (!c)
 		c = newest_child(BPF_CORE_READ(me, real_parent), pid);
-	if (!c || !new_process(c) || !lt_claim(LT_MARK_FORK, pid, false))
+	if (!c || !new_process(c) || !lt_tp_takes(LT_MARK_FORK, pid))
 		return 0;
 	fork_event(pid);
 	lt_count_recovered(LT_PROBE_FORK);

@@ -78,6 +78,24 @@ const volatile bool lt_cfg_claims __weak = false;
 /* tests (LOWTRACE_TP_LEVEL=only): the main and nest programs leave every event to *_tp */
 const volatile bool lt_cfg_tp_only __weak = false;
 
+/*
+ * Does this suite write what consumers read (records, counts, histograms)? In a
+ * section of its own, pinned as maps/live, so a later loader reaches it: `load`
+ * sets it before the attach; `load --replace` leaves the new suite's unset until
+ * that suite is attached and pinned, then sets it and, in the next store, unsets
+ * the old one's; unload unsets it before the links go (the kernel releases an
+ * unpinned link later, and the old programs run until then). State (entries,
+ * claims, ancestry) is kept either way: what spans the switch is written once,
+ * by the suite live at its end. (profile and alloc sessions load a suite of
+ * their own, never pinned: always live, their programs do not look.)
+ */
+extern volatile __u32 lt_live; /* defined once, in common.bpf.c: the section holds it alone */
+
+static __always_inline bool lt_off(void)
+{
+	return !lt_live;
+}
+
 static __always_inline struct lt_stat *lt_stat_slot(__u32 probe)
 {
 	return bpf_map_lookup_elem(&lt_stats, &probe);

@@ -23,11 +23,14 @@ static __always_inline struct lt_hist *lt_hist_of(void *map, const void *key)
 	return lt_lookup_or_add(map, key, &zero);
 }
 
-/* Add `v` to the histogram of `key` (lt_hist_of) and count it, or count the drop. */
+/* Add `v` to the histogram of `key` (lt_hist_of) and count it, or count the drop (live only). */
 static __always_inline void lt_hist_count(__u32 probe, void *map, const void *key, __u64 v)
 {
-	struct lt_hist *h = lt_hist_of(map, key);
+	struct lt_hist *h;
 
+	if (lt_off())
+		return;
+	h = lt_hist_of(map, key);
 	if (!h) {
 		lt_count(probe, true);
 		return;

@@ -58,8 +58,9 @@ static __always_inline void lt_lost_fill(struct lt_lost *lost, struct lt_stat *s
  * record is reserved first (the ring keeps reservation order) and given back if
  * the record itself does not fit: then the window grows instead. Each
  * reservation is tested once: 5.10's verifier explores a second NULL test of a
- * pointer it knows is valid and then finds its reference unreleased. Records
- * of a length known only at run time: lt_output.
+ * pointer it knows is valid and then finds its reference unreleased. NULL, with
+ * nothing counted, while the suite is not live (lt_off). Records of a length
+ * known only at run time: lt_output.
  */
 static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
@@ -67,7 +68,7 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 	struct lt_lost *lost;
 	void *rec;
 
-	if (lt_throttled(st, probe))
+	if (lt_off() || lt_throttled(st, probe))
 		return NULL;
 	if (st && st->lost_count) {
 		__u32 *b = lt_busy();
@@ -166,8 +167,8 @@ static __always_inline __u64 lt_wake_on(__u64 pending, __u64 size)
  * only a constant size), then copied into the ring (bpf_ringbuf_output) as
  * lt_reserve + lt_submit would write it: its header filled, the loss window
  * carried before it, a failure counted as a drop, `shed` counted. The caller
- * tested lt_throttled before building it. `size` is bounded by the buffer; `used`
- * is lt_ring_used() as the caller read it (for shedding).
+ * tested lt_off and lt_throttled before building it. `size` is bounded by the
+ * buffer; `used` is lt_ring_used() as the caller read it (for shedding).
  */
 static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 size, bool shed,
 				      __u64 used)

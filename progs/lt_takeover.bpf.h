@@ -180,13 +180,16 @@ static __always_inline bool lt_claims(void)
 /*
  * The main program of exec, exit, fork: does it handle event `id`? Only not
  * where a *_tp program ran first and took it (and counted it recovered: the
- * count is given back, the kernel did not skip this program).
+ * count is given back, the kernel did not skip this program). A suite that is
+ * not live (lt_off) claims nothing: across a replace the two suites' programs
+ * run old first (tp_btf) or new first (perf), and one that claimed without
+ * writing would keep its own suite's later programs from writing.
  */
 static __always_inline bool lt_main_takes(__u32 probe, __u32 kind, __u64 id)
 {
 	struct lt_stat *st;
 
-	if (lt_cfg_tp_only)
+	if (lt_cfg_tp_only || lt_off())
 		return false;
 	if (!lt_claims() || lt_claim(kind, id, true))
 		return true;
@@ -202,8 +205,14 @@ static __always_inline bool lt_nest_takes(__u32 kind, __u64 id)
 	if (lt_cfg_tp_only)
 		return false;
 	if (!lt_claims())
-		return !lt_marked(kind);
-	return lt_claim(kind, id, false);
+		return !lt_marked(kind) && !lt_off(); /* the mark is taken back either way */
+	return !lt_off() && lt_claim(kind, id, false);
+}
+
+/* A *_tp program: the event is its if no program of the suite claimed it first. */
+static __always_inline bool lt_tp_takes(__u32 kind, __u64 id)
+{
+	return !lt_off() && lt_claim(kind, id, false);
 }
 
 /* The end of the main program: a per-CPU mark where claims are not used. */

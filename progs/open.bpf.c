@@ -135,7 +135,7 @@ static __always_inline void open_exit(long ret)
 	if (!a || !a->live)
 		return;
 	b = bpf_map_lookup_elem(&lt_open_buf, &zero);
-	if (!b || lt_throttled(lt_stat_slot(LT_PROBE_OPEN), LT_PROBE_OPEN)) {
+	if (!b || lt_off() || lt_throttled(lt_stat_slot(LT_PROBE_OPEN), LT_PROBE_OPEN)) {
 		lt_task_done(&lt_open_args, a, tid);
 		return;
 	}

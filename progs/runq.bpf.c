@@ -54,7 +54,7 @@ int BPF_PROG(lt_runq_switch, bool preempt, struct task_struct *prev, struct task
 
 	if (lt_task_state(prev) == 0) /* TASK_RUNNING: preempted, back on the run queue */
 		runnable(prev);
-	if (!lt_elapsed(&lt_runq_start, next, tid, &delta))
+	if (!lt_elapsed(&lt_runq_start, next, tid, &delta) || lt_off())
 		return 0;
 	h = bpf_map_lookup_elem(&lt_runq_hist, &zero);
 	if (!h)

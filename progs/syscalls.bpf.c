@@ -95,6 +95,8 @@ int BPF_PROG(lt_sys_x, struct pt_regs *regs, long ret)
 	delta = bpf_ktime_get_ns() - e->start_ns;
 	nr = e->nr;
 	lt_task_done(&lt_sys_start, e, tid);
+	if (lt_off())
+		return 0;
 	h = sys_hist(nr);
 	if (!h)
 		return 0;
@@ -109,7 +111,7 @@ int BPF_PROG(lt_sys_c, struct pt_regs *regs, long ret)
 {
 	struct lt_hist *h;
 
-	if (lt_skip_current())
+	if (lt_skip_current() || lt_off())
 		return 0;
 	/* a BTF pointer: a direct load, no probe-read helper (lt_arch.bpf.h) */
 	h = sys_hist(sys_slot(LT_SYS_NR(regs)));

@@ -450,6 +450,36 @@ wait_exec_arg() {
 	return 1
 }
 
+@test "events --follow: execs running through load --replace, each written once, by one suite or the other" {
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --follow
+	local stop="$BATS_TEST_TMPDIR/stop" count="$BATS_TEST_TMPDIR/count" storm n
+	# execs before, during and after the replace (the test itself execs nothing in the loop)
+	(
+		i=0
+		while [ ! -e "$stop" ]; do
+			/bin/true "$MARK-$i"
+			i=$((i + 1))
+		done
+		echo "$i" >"$count"
+	) 3>&- &
+	storm=$!
+	LT_BG+=("$storm")
+	wait_exec_arg "$MARK-20"
+	run -0 "$LT" load --replace --probes exec
+	sleep 0.3
+	touch "$stop"
+	wait "$storm"
+	n=$(<"$count")
+	wait_exec_arg "$MARK-$((n - 1))"
+	stop_consumer "$EV_PID"
+	run -0 jq -r --arg m "$MARK-" 'select(.type == "exec") | .args[1] // empty | select(startswith($m)) | ltrimstr($m)' "$OUT"
+	assert_output "$(seq 0 $((n - 1)))"
+	run -0 cat "$OUT.err"
+	assert_line "lowtrace: following the new suite"
+	refute_line --partial "dropped"
+}
+
 @test "events --follow: across load --replace and unload + load, every exec once, from each suite's first record" {
 	run -0 "$LT" load --probes exec
 	events_bg "$OUT" --follow
