@@ -4,7 +4,9 @@
  * (their image's name from /proc/PID/exe, a kernel thread's "[comm]"), so that the first
  * execs after a load name their ancestors too. The exec probe's own programs keep the map
  * from then on (progs/exec.bpf.c); the seed runs just before they are attached (kernel_load.c
- * says why) and never replaces an entry (NOEXIST).
+ * says why) and never replaces an entry (NOEXIST). With --replace a running process keeps the
+ * entry the replaced suite had for it (its exec's real exec_id, or that suite's seed), so the
+ * ids a consumer has seen stay the same across the replace.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -65,9 +67,36 @@ static size_t proc_name(int proc, uint32_t pid, char *name, size_t size, bool *c
 	return (size_t)snprintf(name, size, "[%.*s]", (int)n, comm);
 }
 
+/* The replaced suite's lt_procs, if it has one of this layout: an fd, or -1. */
+static int old_procs(const struct lt_suite *s)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	int fd;
+
+	if (!s->replace)
+		return -1;
+	fd = pin_get_ro(LT_PIN_DIR "/maps/lt_procs");
+	if (fd < 0)
+		return -1;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len) || mi.key_size != sizeof(uint32_t) ||
+	    mi.value_size != sizeof(struct lt_proc)) {
+		close(fd); /* another lowtrace's layout: seed from /proc alone */
+		return -1;
+	}
+	return fd;
+}
+
+/* pid's entry in the replaced suite's table, if it has a sound one */
+static bool old_entry(int fd, uint32_t pid, struct lt_proc *v)
+{
+	return fd >= 0 && bpf_map_lookup_elem(fd, &pid, v) == 0 && v->exec_id &&
+	       v->name_len < LT_ANC_NAME;
+}
+
 int lt_seed_procs(struct lt_suite *s)
 {
-	int fd = bpf_map__fd(s->skel->maps.lt_procs), proc;
+	int fd = bpf_map__fd(s->skel->maps.lt_procs), proc, old;
 	uint64_t base = s->skel->rodata->lt_cfg_load_ns & ~LT_EXEC_ID_CPU, i = 0;
 	struct dirent *de;
 	DIR *d;
@@ -82,6 +111,7 @@ int lt_seed_procs(struct lt_suite *s)
 		return lt_error(LT_ENV, "cannot read /proc for the ancestry's seed: %s",
 				strerror(errno));
 	}
+	old = old_procs(s);
 	while ((de = readdir(d))) {
 		uint32_t pid = proc_pid(de->d_name);
 		char buf[LT_ANC_NAME + 1];
@@ -91,6 +121,10 @@ int lt_seed_procs(struct lt_suite *s)
 
 		if (!pid)
 			continue;
+		if (old_entry(old, pid, &v)) {
+			bpf_map_update_elem(fd, &pid, &v, BPF_NOEXIST);
+			continue;
+		}
 		n = proc_name(proc, pid, buf, sizeof(buf) - 1, &cut);
 		if (!n)
 			continue; /* gone meanwhile */
@@ -108,5 +142,7 @@ int lt_seed_procs(struct lt_suite *s)
 	}
 	closedir(d);
 	close(proc);
+	if (old >= 0)
+		close(old);
 	return LT_OK;
 }

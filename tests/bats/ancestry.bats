@@ -44,28 +44,9 @@ exec_of() {
 	assert_output "[true,3,true,true,[$(jq -c '[.pid, .exec_id, .filename]' <<<"$es"),$(jq -c '[.pid, .exec_id, .filename]' <<<"$eb")],true,3,0,0,false]"
 }
 
-@test "--ancestors 0 and 8: none but the parent's exec_id; up to init, whose chain ends" {
-	run -0 "$LT" load --probes exec --ancestors 0
-	events_bg "$OUT" --json --type exec
-	bash -c '/bin/true "$1"; :' bash "$MARK-0"
-	wait_record "$OUT" ".type == \"exec\" and .args[1] == \"$MARK-0\""
-	stop_consumer "$EV_PID"
-	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK-0\") | [.ancestors, .ancestors_truncated, (.parent_exec_id | test(\"^[1-9]\"))]" "$OUT"
-	assert_output '[[],true,true]'
-	run -0 "$LT" load --replace --probes exec --ancestors 8
-	events_bg "$OUT" --json --type exec
-	bash -c '/bin/true "$1"; :' bash "$MARK-8"
-	wait_record "$OUT" ".type == \"exec\" and .args[1] == \"$MARK-8\""
-	stop_consumer "$EV_PID"
-	# the chain: at most 8; where it is whole, it ends at init (pid 1), which has no parent
-	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK-8\") |
-		[(.ancestors | length <= 8), (if .ancestors_truncated then (.ancestors | length) == 8 else .ancestors[-1].pid == 1 end)]" "$OUT"
-	assert_output '[true,true]'
-}
-
-@test "reparented: the orphan's exec names its new parent, not the one that died" {
+@test "reparented, --ancestors 8: the orphan's exec names its new parent, not the one that died; the chain ends at init" {
 	need_workloads privops
-	run -0 "$LT" load --probes exec
+	run -0 "$LT" load --probes exec --ancestors 8
 	events_bg "$OUT" --json --type exec
 	# the middle shell exits at once; its child waits for the fifo, then execs
 	bash -c '(read -r x <"$1"; exec /bin/true "$2") & echo "$!" >"$1.child"; echo "$$" >"$1.mid"' bash "$FIFO" "$MARK" 3>&-
@@ -76,8 +57,12 @@ exec_of() {
 	echo go >"$FIFO"
 	wait_record "$OUT" ".pid == $child and .args[1] == \"$MARK\""
 	stop_consumer "$EV_PID"
-	run -0 jq -c -R "fromjson? | select(.pid == $child and .args[1] == \"$MARK\") | [.ancestors[0].pid == .ppid, .ancestors[0].pid != $mid, .ancestors[0].exec_id != null]" "$OUT"
-	assert_output '[true,true,true]'
+	# the chain: at most 8; where it is whole, it ends at init (pid 1), which has no parent
+	run -0 jq -c -R "fromjson? | select(.pid == $child and .args[1] == \"$MARK\") |
+		[.ancestors[0].pid == .ppid, .ancestors[0].pid != $mid, .ancestors[0].exec_id != null,
+		 (.ancestors | length <= 8),
+		 (if .ancestors_truncated then (.ancestors | length) == 8 else .ancestors[-1].pid == 1 end)]" "$OUT"
+	assert_output '[true,true,true,true,true]'
 }
 
 @test "a thread's exec is its process's: the pid, the process's parent first" {
@@ -111,6 +96,30 @@ t.join()' "$MARK" &
 	assert_output "[$holder,\"$(readlink /proc/$BASHPID/exe)\",true]"
 }
 
+@test "load --replace: running processes keep their exec_ids (an exec's, a seed's)" {
+	run -0 "$LT" load --probes exec
+	events_bg "$OUT" --json --type exec --follow
+	# exec'd under the first suite, then waiting: its exec_id is the one that suite wrote
+	bash -c 'read -r x <"$1"; /bin/true "$2"; :' bash "$FIFO" "$MARK-b" 3>&- &
+	local holder=$!
+	bg_track "$holder"
+	/bin/true "$MARK-a"
+	wait_record "$OUT" ".pid == $holder"
+	wait_record "$OUT" ".args[1] == \"$MARK-a\""
+	run -0 "$LT" load --replace --probes exec
+	echo go >"$FIFO"
+	wait_record "$OUT" ".args[1] == \"$MARK-b\""
+	stop_consumer "$EV_PID"
+	local bash_id shell_id
+	bash_id=$(jq -r -R --argjson p "$holder" 'fromjson? | select(.pid == $p and .filename != "/bin/true") | .exec_id' "$OUT")
+	# this shell, seeded by the first suite: MARK-a's parent
+	shell_id=$(jq -r -R "fromjson? | select(.args[1] == \"$MARK-a\") | .parent_exec_id" "$OUT")
+	[[ "$bash_id" =~ ^[1-9][0-9]*$ ]]
+	[[ "$shell_id" =~ ^[1-9][0-9]*$ ]]
+	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK-b\") | [.parent_exec_id, .ancestors[0].exec_id, .ancestors[1].exec_id, .ancestors[1].pid]" "$OUT"
+	assert_output "[\"$bash_id\",\"$bash_id\",\"$shell_id\",$BASHPID]"
+}
+
 @test "--max-procs 64: 120 more processes evict a waiting parent's image; its child's exec counts it missing" {
 	run -0 "$LT" load --probes exec --max-procs 64
 	events_bg "$OUT" --json --type exec
@@ -134,9 +143,9 @@ t.join()' "$MARK" &
 	assert_output '[true,64,true,64]'
 }
 
-@test "fileless: an exec of a memfd and of a deleted file are flagged, a file's is not" {
+@test "fileless: an exec of a memfd and of a deleted file are flagged, a file's is not; --ancestors 0: none but the parent's exec_id" {
 	need_workloads privops
-	run -0 "$LT" load --probes exec
+	run -0 "$LT" load --probes exec --ancestors 0
 	events_bg "$OUT" --json --type exec
 	"$WLDIR/privops" memfd-exec /bin/true "$MARK-memfd"
 	cp /bin/true "$BATS_TEST_TMPDIR/gone"
@@ -146,4 +155,6 @@ t.join()' "$MARK" &
 	stop_consumer "$EV_PID"
 	run -0 jq -c -R "fromjson? | select(.args[1] | tostring | startswith(\"$MARK\")) | [.args[1], .fileless]" "$OUT"
 	assert_output "$(printf '["%s",true]\n["%s",true]\n["%s",false]' "$MARK-memfd" "$MARK-gone" "$MARK-file")"
+	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK-file\") | [.ancestors, .ancestors_truncated, (.parent_exec_id | test(\"^[1-9]\"))]" "$OUT"
+	assert_output '[[],true,true]'
 }
