@@ -16,10 +16,25 @@
  */
 enum { EXEC_MAIN, EXEC_NEST, EXEC_TP, EXEC_LEVELS };
 
+/* What the ancestor walk found, for the tail. */
+struct anc_walk {
+	__u64 parent_exec_id;
+	__u64 len;
+	__u8 n, more;
+};
+
+/* The walk's position, where anc_step finds it: the task reached, where the ancestors go. */
+struct anc_state {
+	__u64 task; /* a kernel pointer, read through probe reads only */
+	__u64 base; /* the packed ancestors' offset in struct exec_buf */
+	struct anc_walk w;
+};
+
 struct exec_buf {
 	struct lt_exec e;
 	__u8 spare[16]; /* the packed form's worst case: 8 bytes of padding more */
 	struct lt_proc me; /* the exec's lt_procs entry, built here */
+	struct anc_state as;
 };
 
 struct {
@@ -78,52 +93,50 @@ static __always_inline struct lt_anc_stat *anc_stat(void)
 	return bpf_map_lookup_elem(&lt_anc_stat, &zero);
 }
 
-/* What the ancestor walk found, for the tail. */
-struct anc_walk {
-	__u64 parent_exec_id;
-	__u64 len;
-	__u8 n, more;
-};
-
-/* The walk's position: the task reached, where the next ancestor goes, what was found. */
-struct anc_ctx {
-	struct task_struct *t;
-	struct lt_anc_stat *st;
-	char *a0;
-	struct anc_walk *w;
-};
+/* where the packed ancestors can start in struct exec_buf at the latest (the record's worst case) */
+#define ANC_BASE_MAX (EXEC_FIXED + LT_FILENAME_MAX + LT_ARGS_MAX + 8)
 
 /*
- * Ancestor i: the next real_parent up, packed at a0 + w->len while there are fewer than
- * lt_cfg_ancestors; the parent's exec_id whatever the count. False: the walk is over.
+ * Ancestor i of the walk in lt_exec_buf[level]: the next real_parent up, packed at
+ * as.base + as.w.len while there are fewer than lt_cfg_ancestors; the parent's exec_id
+ * whatever the count. 0: the walk is over. A global function, so the verifier checks it
+ * once, on its own, rather than along every path of the exec program: written inline, each
+ * step doubled the paths (an entry or none, a name of any length), and a load of exec took
+ * three times as long (--ancestors 8: seconds more in a TCG guest). 5.10's global functions
+ * take scalars only: the state is in the per-CPU buffer.
  */
-static __always_inline bool anc_one(struct anc_ctx *c, int i)
+__noinline int lt_anc_step(__u32 level, __u32 i)
 {
-	struct task_struct *t =
-		c->t; /* a local: CO-RE relocates what BPF_CORE_READ's source names */
-	struct anc_walk *w = c->w;
+	struct exec_buf *b = bpf_map_lookup_elem(&lt_exec_buf, &level);
+	struct lt_anc_stat *st;
+	struct task_struct *t;
+	struct anc_state *s;
 	struct lt_proc *v;
 	struct lt_anc *a;
+	__u64 pos, base;
 	__u32 tgid, nl;
-	__u64 pos;
 
+	if (!b)
+		return 0;
+	s = &b->as;
+	t = (struct task_struct *)s->task;
 	t = BPF_CORE_READ(t, real_parent);
-	c->t = t;
+	s->task = (__u64)t;
 	tgid = BPF_CORE_READ(t, tgid);
 	if (!tgid)
-		return false; /* past init: the idle task */
+		return 0; /* past init: the idle task */
 	v = bpf_map_lookup_elem(&lt_procs, &tgid);
 	if (i == 0 && v)
-		w->parent_exec_id = v->exec_id;
+		s->w.parent_exec_id = v->exec_id;
 	if (i >= lt_cfg_ancestors || i >= LT_ANC_MAX) {
-		w->more = 1;
-		return false;
+		s->w.more = 1;
+		return 0;
 	}
-	pos = w->len;
-	barrier_var(pos);
-	if (pos > ANC_PACKED_MAX - sizeof(struct lt_anc))
-		return false;
-	a = (struct lt_anc *)(c->a0 + pos);
+	pos = s->w.len;
+	base = s->base;
+	if (pos > ANC_PACKED_MAX - sizeof(struct lt_anc) || base > ANC_BASE_MAX)
+		return 0;
+	a = (struct lt_anc *)((char *)b + base + pos);
 	a->pid = tgid;
 	a->_pad0 = 0;
 	if (v) {
@@ -142,28 +155,33 @@ static __always_inline bool anc_one(struct anc_ctx *c, int i)
 		a->name_len = 0;
 		*(__u64 *)(void *)a->name = 0;
 		/* evicted, if it started after the load; else never seen */
-		if (c->st && BPF_CORE_READ(t, start_boottime) > lt_cfg_load_ns)
-			__sync_fetch_and_add(&c->st->missing, 1);
-		else if (c->st)
-			__sync_fetch_and_add(&c->st->unknown, 1);
+		st = anc_stat();
+		if (st && BPF_CORE_READ(t, start_boottime) > lt_cfg_load_ns)
+			__sync_fetch_and_add(&st->missing, 1);
+		else if (st)
+			__sync_fetch_and_add(&st->unknown, 1);
 	}
-	w->len = pos + LT_ANC_HEAD + ((nl + 8) & ~7u);
-	w->n++;
-	return true;
+	s->w.len = pos + LT_ANC_HEAD + ((nl + 8) & ~7u);
+	s->w.n++;
+	return 1;
 }
 
 /*
  * The ancestors of `p` (real_parent up, nearest first: a reparented process's new parent)
- * packed at `a0`, at most lt_cfg_ancestors; the parent's exec_id even with none. Written out,
- * step by step: 5.10's verifier refuses the back-edge of the loop clang makes of a loop.
+ * packed at `base` in b, at most lt_cfg_ancestors; the parent's exec_id even with none. Step
+ * by step: 5.10's verifier refuses the back-edge of the loop clang makes of a loop.
  */
-static __always_inline void exec_ancestors(struct task_struct *p, char *a0, struct anc_walk *w)
+static __always_inline void exec_ancestors(struct task_struct *p, struct exec_buf *b, __u32 level,
+					   __u64 base, struct anc_walk *w)
 {
-	struct anc_ctx c = { .t = p, .st = anc_stat(), .a0 = a0, .w = w };
-
+	b->as.task = (__u64)p;
+	b->as.base = base;
+	__builtin_memset(&b->as.w, 0, sizeof(b->as.w));
 	_Static_assert(LT_ANC_MAX == 8, "one step per ancestor, and one to see if there are more");
-	anc_one(&c, 0) && anc_one(&c, 1) && anc_one(&c, 2) && anc_one(&c, 3) && anc_one(&c, 4) &&
-		anc_one(&c, 5) && anc_one(&c, 6) && anc_one(&c, 7) && anc_one(&c, 8);
+	lt_anc_step(level, 0) && lt_anc_step(level, 1) && lt_anc_step(level, 2) &&
+		lt_anc_step(level, 3) && lt_anc_step(level, 4) && lt_anc_step(level, 5) &&
+		lt_anc_step(level, 6) && lt_anc_step(level, 7) && lt_anc_step(level, 8);
+	*w = b->as.w;
 }
 
 /* This exec's entry: the parent's children find it; the filename is d's first bytes. */
@@ -279,7 +297,7 @@ static __always_inline void exec_event(struct task_struct *p, const char *filena
 	end = (end + 7) & ~7ull;
 
 	/* the ancestors, then the tail */
-	exec_ancestors(p, d + end, &w);
+	exec_ancestors(p, b, level, EXEC_FIXED + end, &w);
 	end += w.len;
 	barrier_var(end);
 	if (end > LT_FILENAME_MAX + LT_ARGS_MAX + 8 + ANC_PACKED_MAX)
