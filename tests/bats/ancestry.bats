@@ -120,27 +120,32 @@ t.join()' "$MARK" &
 	assert_output "[\"$bash_id\",\"$bash_id\",\"$shell_id\",$BASHPID]"
 }
 
-@test "--max-procs 64: 120 more processes evict a waiting parent's image; its child's exec counts it missing" {
-	run -0 "$LT" load --probes exec --max-procs 64
+@test "--max-procs 16: of 40 waiting parents at most 16 keep their image; the others' children count them missing" {
+	run -0 "$LT" load --probes exec --max-procs 16
 	events_bg "$OUT" --json --type exec
-	# exec'd after the load: the kernel has its entry, until newer ones push it out
-	bash -c 'read -r x <"$1"; /bin/true "$2"; :' bash "$FIFO" "$MARK" 3>&- &
-	local holder=$! i
-	bg_track "$holder"
-	wait_record "$OUT" ".pid == $holder"
-	# 120 processes alive at once, each with its entry (short-lived ones free theirs)
-	for ((i = 0; i < 120; i++)); do
-		sleep 60 3>&- &
+	# 40 shells, each exec'd after the load and then waiting for a line of the fifo (held open
+	# for reading and writing here, so none blocks in open): all 40 entries were written before
+	# any is released, and the map holds 16, so at least 24 children find no parent image
+	exec 4<>"$FIFO"
+	local i
+	for ((i = 0; i < 40; i++)); do
+		/bin/sh -c 'read -r x; /bin/true "$1"; :' sh "$MARK-$i" <&4 3>&- 4>&- &
 		bg_track "$!"
 	done
-	echo go >"$FIFO"
-	wait_record "$OUT" ".args[1] == \"$MARK\""
+	wait_count "$OUT" ".filename == \"/bin/sh\" and (.args[4] // \"\" | startswith(\"$MARK-\"))" 40 60
+	printf 'go\n%.0s' {1..40} >&4
+	wait_count "$OUT" ".filename == \"/bin/true\" and (.args[1] // \"\" | startswith(\"$MARK-\"))" 40 60
+	exec 4>&-
 	stop_consumer "$EV_PID"
-	run -0 jq -c -R "fromjson? | select(.args[1] == \"$MARK\") | .ancestors[0]" "$OUT"
-	assert_output "{\"pid\":$holder,\"exec_id\":null,\"filename\":null}"
+	# each child names its own parent: by image, or by pid alone with the image missing
+	run -0 jq -n -c -R --arg m "$MARK-" '[inputs | fromjson? | select(.filename == "/bin/true" and (.args[1] | startswith($m)))]
+		| [length, (map(.ancestors[0].pid == .ppid) | all),
+		   (map(select(.ancestors[0].exec_id == null)) | (length >= 24) and
+		    all(.ancestors[0].filename == null and .parent_exec_id == "0"))]' "$OUT"
+	assert_output '[40,true,true]'
 	run -0 status_json
-	run -0 jq -c '[(.ancestry.processes <= 64), .ancestry.cap, (.ancestry.missing >= 1), (.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_procs") | .max_entries)]' <<<"$output"
-	assert_output '[true,64,true,64]'
+	run -0 jq -c '[(.ancestry.processes <= 16), .ancestry.cap, (.ancestry.missing >= 24), (.probes[] | select(.name == "exec") | .maps[] | select(.name == "lt_procs") | .max_entries)]' <<<"$output"
+	assert_output '[true,16,true,16]'
 }
 
 @test "fileless: an exec of a memfd and of a deleted file are flagged, a file's is not; --ancestors 0: none but the parent's exec_id" {

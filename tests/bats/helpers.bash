@@ -428,6 +428,18 @@ wait_record() {
 	return 1
 }
 
+# wait_count FILE JQ-CONDITION N [SECS]: poll until at least N records match.
+wait_count() {
+	local i n=$((${4:-10} * 10))
+	for ((i = 0; i < n; i++)); do
+		[ "$(count_records "$1" "$2")" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	echo "fewer than $3 records matching '$2' in $1 after ${4:-10}s" >&2
+	record_context "$1"
+	return 1
+}
+
 # record_context FILE: what a reader of a failed wait needs: the file's last
 # records, the consumer's stderr and the suite's counters
 record_context() {
