@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The metrics server's HTTP: garbage, oversized and slow requests, idle and
-# excess connections, the answers metrics -h lists. All of it is userspace, the
-# same on every kernel: it runs on the host only (tests/vm/host-only).
+# excess connections, the answers metrics -h lists, a body sized from the maps
+# (a map filled by bpftool, not by a probe). All of it is userspace, the same on
+# every kernel: it runs on the host only (tests/vm/host-only).
 
 load helpers
 
@@ -230,3 +231,35 @@ PY
 	done
 }
 
+
+@test "a full bio map: every histogram is in the answer (the body is sized from the maps)" {
+	run -0 "$LT" load --probes bio
+	# 1000 histograms of (device, op) keys written into the map as the probe would: ~4 MB
+	# of exposition, more than a fixed 4 MiB body held
+	local batch="$BATS_TEST_TMPDIR/batch"
+	# bpftool gives every CPU's slot the one value
+	python3 - "$PIN/maps/lt_bio_hist" >"$batch" <<'PY'
+import struct, sys
+hexs = lambda b: " ".join("%02x" % c for c in b)
+one = struct.pack("<QQ", 1, 1000) + struct.pack("<38Q", *([0] * 9 + [1] + [0] * 28))
+for i in range(1000):
+    key = struct.pack("<IB3x", (250 << 20) | i, i % 4)
+    print("map update pinned %s key hex %s value hex %s" % (sys.argv[1], hexs(key), hexs(one)))
+PY
+	run -0 bpftool batch file "$batch"
+	serve
+	# the machine's own I/O may add keys while this runs: counted before and after the scrape
+	local k1 k2 hists q='.probes[] | select(.name == "bio") | .maps[] | select(.name == "lt_bio_hist") | .entries'
+	k1=$("$LT" status --json | jq "$q")
+	run -0 scrape
+	printf '%s\n' "${lines[@]:1}" >"$BATS_TEST_TMPDIR/body"
+	k2=$("$LT" status --json | jq "$q")
+	run -0 promtool check metrics <"$BATS_TEST_TMPDIR/body"
+	[ "$k1" -ge 1000 ] || fail "lt_bio_hist holds $k1 keys"
+	# every seeded key (device 250:*, no real disk) and every other key the map held
+	run -0 grep -c '^lowtrace_bio_latency_seconds_count{device="250:' "$BATS_TEST_TMPDIR/body"
+	assert_output 1000
+	hists=$(grep -c '^lowtrace_bio_latency_seconds_count{' "$BATS_TEST_TMPDIR/body")
+	[ "$hists" -ge "$k1" ] && [ "$hists" -le "$k2" ] || fail "$hists histograms, $k1 to $k2 keys"
+	grep -q '^lowtrace_bio_latency_seconds_count{device="250:999",op="[a-z]*"} [1-9][0-9]*$' "$BATS_TEST_TMPDIR/body"
+}

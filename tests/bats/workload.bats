@@ -159,8 +159,8 @@ for i in range(int(sys.argv[2])):
 	[ -z "$(sample "$m.1" 'lowtrace_workload_events_total{probe="exec",container=""}')" ]
 }
 
-@test "metrics --by: 5000 cgroups come and go, scraped only at the end; lt_cg_counts and the kernel's names hold the live ones, nothing untracked" {
-	local p m="$BATS_TEST_TMPDIR/m" n=5000 total g=4 cap=1024
+@test "metrics --by: 2500 cgroups come and go, scraped only at the end; lt_cg_counts and the kernel's names hold the live ones, nothing untracked" {
+	local p m="$BATS_TEST_TMPDIR/m" n=2500 total g=4 cap=1024
 	# a dead cgroup's counts wait a grace in a queue of --cgroup-cap: the cap must exceed
 	# the deaths of a grace, else the newest go at once (freed_at_once). The guests
 	# emulate their CPUs: fewer cgroups, still more than the cap, and a shorter grace (up
