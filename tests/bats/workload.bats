@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # metrics --by: lifecycle counters per workload (lt_cg_counts), and the suite's own cost
-# (probe run time while kernel.bpf_stats_enabled=1). Kernel-dependent: run in every guest of the
-# matrix too (tests/bats/service.bats is packaging and output files: host only).
+# (probe run time while kernel.bpf_stats_enabled=1). Run on the host, the matrix's ends and the
+# cgroup-v1 guest (tests/vm/guest-skips: the cgroup programs it reads are tested in every guest).
 
 load helpers
 
