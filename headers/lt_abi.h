@@ -558,6 +558,11 @@ struct lt_stat {
 	__u64 closed;
 	/* tcp with the hash: connections whose close no program saw (the sweep) */
 	__u64 unseen;
+	/* tcp with socket storage: closes a program saw of sockets it did not track (opened
+	 * before the load, or opened with no program run), and opens that found no room for
+	 * their storage (counted as drops): the sweep's balance of unseen opens */
+	__u64 uclosed;
+	__u64 open_failed;
 };
 
 /*
@@ -595,13 +600,21 @@ struct lt_tcp_reap {
  * read that neither a program saw close by the next sweep nor the sweep in between found.
  */
 struct lt_sweep {
-	__u64 unseen; /* socket storage: tcp connections whose close no program saw */
+	__u64 unseen; /* socket storage: tcp connections whose record is missing (the two below) */
 	__u64 opened_at; /* sum of lt_stat.opened read before the last sweep ran */
 	__u64 live_at; /* tracked connections that sweep found */
 	__u64 sweeps; /* sweeps completed */
 	__u64 last_ns; /* CLOCK_MONOTONIC of the last one: consumers sweep every LT_SWEEP_MS */
 	__u64 netns; /* the loader's network namespace (inode): socket storage's is swept */
 	__u64 cost_ns; /* how long the last one took: the next is due LT_SWEEP_COST times later */
+	__u64 unseen_closes; /* tracked connections whose close no program saw */
+	__u64 unseen_opens; /* connections whose open no program saw (never tracked) */
+	/* the load's walk, after the attach: untracked connections it found, and lt_stat.uclosed
+	 * and .open_failed read after it */
+	__u64 base_untracked;
+	__u64 base_uclosed;
+	__u64 base_failed;
+	__u64 based; /* 1: the load's walk was made */
 };
 #define LT_SWEEP_MS 2000
 #define LT_SWEEP_COST 100 /* a sweep every LT_SWEEP_MS, or 100 times its own time: <= 1 % */
@@ -780,7 +793,8 @@ struct lt_seen {
 	S(lt_stat) M(lt_stat, events) M(lt_stat, drops) M(lt_stat, recovered)                   \
 	M(lt_stat, cg_full) M(lt_stat, lost_count) M(lt_stat, lost_first_ns)                   \
 	M(lt_stat, lost_last_ns) M(lt_stat, throttled) M(lt_stat, lost_throttled)               \
-	M(lt_stat, shed) M(lt_stat, opened) M(lt_stat, closed) M(lt_stat, unseen)                                 \
+	M(lt_stat, shed) M(lt_stat, opened) M(lt_stat, closed) M(lt_stat, unseen)           \
+	M(lt_stat, uclosed) M(lt_stat, open_failed)                                            \
 	S(lt_tcp_conn) M(lt_tcp_conn, start_ns) M(lt_tcp_conn, pid) M(lt_tcp_conn, tid)         \
 	M(lt_tcp_conn, direction) M(lt_tcp_conn, owner_known) M(lt_tcp_conn, keep)             \
 	M(lt_tcp_conn, syn_acked) M(lt_tcp_conn, last) M(lt_tcp_conn, listener)                \
@@ -788,7 +802,9 @@ struct lt_seen {
 	M(lt_tcp_conn, cgroup_id)                                                              \
 	S(lt_tcp_reap) M(lt_tcp_reap, n) M(lt_tcp_reap, _pad0) M(lt_tcp_reap, keys)             \
 	S(lt_sweep) M(lt_sweep, unseen) M(lt_sweep, opened_at) M(lt_sweep, live_at)             \
-	M(lt_sweep, sweeps) M(lt_sweep, last_ns) M(lt_sweep, netns) M(lt_sweep, cost_ns)                                                                    \
+	M(lt_sweep, sweeps) M(lt_sweep, last_ns) M(lt_sweep, netns) M(lt_sweep, cost_ns)       \
+	M(lt_sweep, unseen_closes) M(lt_sweep, unseen_opens) M(lt_sweep, base_untracked)        \
+	M(lt_sweep, base_uclosed) M(lt_sweep, base_failed) M(lt_sweep, based)                  \
 	S(lt_cg_count) M(lt_cg_count, n) S(lt_blame_key) M(lt_blame_key, cgroup_id)              \
 	M(lt_blame_key, probe) M(lt_blame_key, _pad0) S(lt_blame_val) M(lt_blame_val, drops)     \
 	M(lt_blame_val, throttled) M(lt_blame_val, due_ns)                                     \
@@ -905,9 +921,9 @@ LT_ASSERT_OFF(struct lt_lost, last_ts_ns, 56);
 LT_ASSERT_OFF(struct lt_lost, throttled, 64);
 LT_ASSERT_OFF(struct lt_lost, unseen, 72);
 
-_Static_assert(sizeof(struct lt_stat) == 104, "lt_stat size");
+_Static_assert(sizeof(struct lt_stat) == 120, "lt_stat size");
 LT_ASSERT_OFF(struct lt_stat, opened, 80);
-_Static_assert(sizeof(struct lt_sweep) == 56, "lt_sweep size");
+_Static_assert(sizeof(struct lt_sweep) == 104, "lt_sweep size");
 _Static_assert(sizeof(struct lt_tcp_conn) == 96, "lt_tcp_conn size");
 LT_ASSERT_OFF(struct lt_tcp_conn, addr, 44);
 LT_ASSERT_OFF(struct lt_tcp_conn, cgroup_id, 88);

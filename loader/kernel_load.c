@@ -18,6 +18,7 @@
 
 #include "ident.h"
 #include "kernel_int.h"
+#include "kernel_sweep.h"
 #include "kernel_suite.h"
 #include "lowtrace.h"
 #include "lt_unwind.h"
@@ -231,6 +232,9 @@ static int load_attach(struct lt_suite *s)
 						strerror(errno));
 		}
 	}
+	err = lt_sweep_base(s, bpf_map__fd(s->skel->maps.lt_stats));
+	if (err)
+		return err;
 	return s->pin ? pin_suite(s) : LT_OK;
 }
 

@@ -17,6 +17,9 @@
  * the last walk is over) reads E. unseen only grows (the largest of these bounds); with no
  * connection opening or closing, two sweeps make it exact. The walk sees the sweeper's
  * network namespace: the loader's is counted (lt_cfg_netns), by sweepers in it.
+ *
+ * An open no program saw leaves its connection untracked, with no entry: its record is
+ * missing too. The walk counts those as well, against the load's walk (unseen_opens).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,7 +46,7 @@ struct lt_sweeper {
 	struct lt_suite *suite; /* in-process; NULL: the pins */
 	int state_fd; /* lt_sweep */
 	int stats_fd; /* lt_stats (not owned) */
-	uint32_t stat_size; /* its value size: an older suite's has no opened/closed */
+	uint32_t stat_size; /* its value size: an older suite's has no balance counters */
 	int ncpu;
 	uint64_t *percpu; /* one lt_stat per CPU */
 	int conns_fd, keys_fd, reap_fd; /* the hash, lt_tcp_reap_keys, lt_tcp_reap; -1: none */
@@ -154,7 +157,7 @@ int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h)
 	w->stat_size = value_size(w->stats_fd);
 	w->ncpu = libbpf_num_possible_cpus();
 	if (w->state_fd < 0 || w->ncpu <= 0 || (!w->balance && w->reap_fd < 0) ||
-	    w->stat_size < offsetof(struct lt_stat, unseen) + sizeof(__u64)) {
+	    w->stat_size < sizeof(struct lt_stat)) {
 		lt_sweeper_close(w);
 		return LT_OK; /* nothing to sweep: *out stays NULL */
 	}
@@ -171,20 +174,26 @@ int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h)
 	return LT_OK;
 }
 
-/* Sum of lt_stat.opened and .closed of the tcp probe over the CPUs. */
-static int tcp_balance(struct lt_sweeper *w, uint64_t *opened, uint64_t *closed)
+/* The tcp probe's lt_stat counters the balances use, summed over the CPUs */
+struct tcp_sums {
+	uint64_t opened, closed, uclosed, failed;
+};
+
+static int tcp_balance(struct lt_sweeper *w, struct tcp_sums *t)
 {
 	__u32 key = LT_PROBE_TCP;
 	size_t stride = (w->stat_size + 7) & ~7u;
 
-	*opened = *closed = 0;
+	memset(t, 0, sizeof(*t));
 	if (bpf_map_lookup_elem(w->stats_fd, &key, w->percpu))
 		return -errno;
 	for (int c = 0; c < w->ncpu; c++) {
 		const struct lt_stat *v = (const void *)((char *)w->percpu + (size_t)c * stride);
 
-		*opened += v->opened;
-		*closed += v->closed;
+		t->opened += v->opened;
+		t->closed += v->closed;
+		t->uclosed += v->uclosed;
+		t->failed += v->open_failed;
 	}
 	return 0;
 }
@@ -298,29 +307,74 @@ static int sweep_hash(struct lt_sweeper *w)
 	return r < 0 ? (int)r : 0;
 }
 
+/*
+ * One walk of the TCP tables (lt_tcp_sweep): live[0] tracked connections, live[1] untracked
+ * ones. 1: another walk began during this one (someone else read the pin: the iterator then
+ * writes a byte), nothing counted. A namespace without sockets runs no program: nothing read.
+ */
+static int walk(int fd, uint64_t live[2])
+{
+	char buf[64];
+	ssize_t n, got = 0;
+
+	/* the iterator writes the counts at its end */
+	while ((n = read(fd, buf + (got < 48 ? got : 48), 16)) > 0)
+		got += n;
+	if (n < 0)
+		return -errno;
+	if (!got) {
+		live[0] = live[1] = 0;
+		return 0;
+	}
+	if (got != 2 * sizeof(uint64_t))
+		return 1;
+	memcpy(live, buf, 2 * sizeof(uint64_t));
+	return 0;
+}
+
+static int iter_open(struct lt_sweeper *w)
+{
+	if (w->suite)
+		return bpf_iter_create(bpf_link__fd(w->suite->iters[LT_PROBE_TCP][0]));
+	return open(LT_PIN_DIR "/links/tcp_sweep", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+/*
+ * Unseen opens: a socket no program tracked is, at a walk, found (live[1]), or was seen
+ * closed (uclosed: each such close leaves an empty entry first, so never both), or closed
+ * unseen too. So untracked(walk) + uclosed(before it) - uclosed(after the load's walk)
+ * counts each untracked socket of the load's walk at most once, each open unseen since
+ * then at most once, and the open failures (counted as drops) at most once each: less
+ * those two, the rest are opens no program saw.
+ */
+static void unseen_opens(struct lt_sweep *st, const struct tcp_sums *t, uint64_t untracked)
+{
+	uint64_t plus = untracked + (t->uclosed - st->base_uclosed);
+	uint64_t minus = st->base_untracked + (t->failed - st->base_failed);
+
+	if (st->based && plus > minus && plus - minus > st->unseen_opens)
+		st->unseen_opens = plus - minus;
+}
+
 /* Socket storage: the walk and the balance, one sweeper at a time (flock on the walk's pin). */
 static int sweep_balance(struct lt_sweeper *w)
 {
 	struct lt_sweep st = {};
-	uint64_t opened, closed, live;
+	struct tcp_sums sums;
+	uint64_t live[2];
 	uint64_t t = now_ns();
 	struct stat ns;
 	__u32 zero = 0;
-	char buf[64];
-	ssize_t n, got = 0;
 	int fd, err = 0;
 
-	if (w->suite)
-		fd = bpf_iter_create(bpf_link__fd(w->suite->iters[LT_PROBE_TCP][0]));
-	else
-		fd = open(LT_PIN_DIR "/links/tcp_sweep", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = iter_open(w);
 	if (fd < 0)
 		return -errno;
 	if (!w->suite && flock(fd, LOCK_EX | LOCK_NB)) {
 		close(fd);
 		return 1; /* another consumer sweeps: as good as ours */
 	}
-	if (bpf_map_lookup_elem(w->state_fd, &zero, &st) || tcp_balance(w, &opened, &closed)) {
+	if (bpf_map_lookup_elem(w->state_fd, &zero, &st) || tcp_balance(w, &sums)) {
 		err = -errno;
 		goto out;
 	}
@@ -330,30 +384,66 @@ static int sweep_balance(struct lt_sweeper *w)
 		err = 1;
 		goto out;
 	}
-	if (st.sweeps && st.opened_at > closed + st.live_at &&
-	    st.opened_at - closed - st.live_at > st.unseen)
-		st.unseen = st.opened_at - closed - st.live_at;
-	/* the iterator writes the live count at its end */
-	while ((n = read(fd, buf + (got < 48 ? got : 48), 16)) > 0)
-		got += n;
-	if (n < 0) {
-		err = -errno;
+	if (st.sweeps && st.opened_at > sums.closed + st.live_at &&
+	    st.opened_at - sums.closed - st.live_at > st.unseen_closes)
+		st.unseen_closes = st.opened_at - sums.closed - st.live_at;
+	err = walk(fd, live);
+	if (err < 0)
 		goto out;
-	}
 	st.last_ns = t;
 	st.cost_ns = now_ns() - t;
-	/* short: another walk began during ours (someone else read the pin) */
-	if (got == sizeof(live)) {
-		memcpy(&live, buf, sizeof(live));
-		st.opened_at = opened;
-		st.live_at = live;
+	if (!err) {
+		st.opened_at = sums.opened;
+		st.live_at = live[0];
+		unseen_opens(&st, &sums, live[1]);
 		st.sweeps++;
 	}
+	st.unseen = st.unseen_closes + st.unseen_opens;
+	err = 0;
 	if (bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY))
 		err = -errno;
 out:
 	close(fd);
 	return err;
+}
+
+/*
+ * The load's walk, right after the attach: the untracked connections then (opened before
+ * the load, or in the instants before the attach), the base of unseen_opens.
+ */
+int lt_sweep_base(struct lt_suite *s, int stats_fd)
+{
+	struct lt_handles h = { .stats_fd = stats_fd, .suite = s };
+	struct lt_sweeper *w;
+	struct lt_sweep st;
+	struct tcp_sums sums;
+	uint64_t live[2];
+	__u32 zero = 0;
+	int fd, err;
+
+	if (!s->iters[LT_PROBE_TCP][0])
+		return LT_OK; /* the hash: its reaper */
+	err = lt_sweeper_open(&w, &h);
+	if (err || !w)
+		return err;
+	fd = iter_open(w);
+	err = fd < 0 ? -errno : walk(fd, live);
+	if (!err && !bpf_map_lookup_elem(w->state_fd, &zero, &st) && !tcp_balance(w, &sums)) {
+		st.base_untracked = live[1];
+		st.base_uclosed = sums.uclosed;
+		st.base_failed = sums.failed;
+		st.based = 1;
+		err = bpf_map_update_elem(w->state_fd, &zero, &st, BPF_ANY) ? -errno : 0;
+	} else if (!err) {
+		err = -errno;
+	}
+	if (fd >= 0)
+		close(fd);
+	lt_sweeper_close(w);
+	if (err)
+		return lt_error(LT_FAIL, "cannot walk the TCP tables: %s",
+				err > 0 ? "another walk ran" : strerror(-err));
+	return LT_OK;
 }
 
 int lt_sweep_run(struct lt_sweeper *w)

@@ -20,6 +20,9 @@ struct lt_sweeper;
 int lt_sweeper_open(struct lt_sweeper **out, const struct lt_handles *h);
 int lt_sweep_run(struct lt_sweeper *w);
 void lt_sweeper_close(struct lt_sweeper *w);
+/* the load's walk after the attach (socket storage's unseen opens): an enum lt_exit_code */
+struct lt_suite;
+int lt_sweep_base(struct lt_suite *s, int stats_fd);
 /* lt_sweep's value (-EPROTO: another lowtrace's layout) */
 int lt_sweep_state(int fd, struct lt_sweep *st);
 

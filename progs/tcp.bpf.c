@@ -70,25 +70,54 @@ static __always_inline struct lt_tcp_conn *conn_get(const struct sock *sk)
 /* The netns of the loader: socket storage's sweep counts the connections of this one only. */
 const volatile __u32 lt_cfg_netns = 0;
 
+/* The loader's namespace: socket storage's sweep counts only it (lt_tcp_sweep). */
+static __always_inline struct lt_stat *conn_stat_here(const struct sock *sk)
+{
+	if (!(lt_cfg_local & LT_LOCAL_SK) ||
+	    BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != lt_cfg_netns)
+		return NULL;
+	return lt_stat_slot(LT_PROBE_TCP);
+}
+
 /*
  * A tracked connection began (`opened`) or a program saw it end: the balance
- * the sweep of socket storage keeps (lt_tcp_sweep). Its sockets' namespace
- * only: the sweep walks no other.
+ * the sweep of socket storage keeps (lt_tcp_sweep).
  */
 static __always_inline void conn_count(const struct sock *sk, bool opened)
 {
-	struct lt_stat *st;
+	struct lt_stat *st = conn_stat_here(sk);
 
-	if (!(lt_cfg_local & LT_LOCAL_SK) ||
-	    BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum) != lt_cfg_netns)
-		return;
-	st = lt_stat_slot(LT_PROBE_TCP);
 	if (!st)
 		return;
 	if (opened)
 		st->opened++;
 	else
 		st->closed++;
+}
+
+/*
+ * A close of a socket no program tracked: opened before the load, or opened with no
+ * program run (a kernel that runs no BPF for a task: docs/design.md), whose record is
+ * then missing. Counted for the sweep's balance of unseen opens (lt_tcp_sweep), once the
+ * socket carries an empty entry: the walk counts a socket without one as untracked and
+ * live, so a socket is never both.
+ */
+static __always_inline void conn_untracked_close(const struct sock *sk)
+{
+	struct lt_stat *st = conn_stat_here(sk);
+
+	if (st && bpf_sk_storage_get(&lt_tcp_conns, (void *)sk, NULL,
+				     BPF_LOCAL_STORAGE_GET_F_CREATE))
+		st->uclosed++;
+}
+
+/* An open that found no room for its entry: a drop, and untracked (not unseen) */
+static __always_inline void conn_open_failed(const struct sock *sk)
+{
+	struct lt_stat *st = conn_stat_here(sk);
+
+	if (st)
+		st->open_failed++;
 }
 
 /* A tracked connection ended with no program seeing its close: its record is missing. */
@@ -218,11 +247,14 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 		}
 		if (!nested)
 			lt_count(LT_PROBE_TCP, true);
+		conn_open_failed(sk);
 		return false;
 	}
-	c = conn_get(sk);
-	if (!c)
-		return false; /* opened before the probe was loaded */
+	c = conn_entry(sk);
+	if (!c && newstate == TCP_CLOSE_ && oldstate != TCP_LISTEN_ && !nested)
+		conn_untracked_close(sk);
+	if (!c || !c->start_ns)
+		return false; /* opened before the probe was loaded, or with no program run */
 	c->last = newstate;
 	if (newstate == TCP_ESTABLISHED_) {
 		fill_addr(&c->addr, sk);
@@ -431,11 +463,14 @@ int lt_tcp_tp(struct trace_event_raw_inet_sock_set_state *e)
  *
  * Socket storage goes with its socket: lt_tcp_sweep (iter/tcp, the sweeper's
  * network namespace) counts the live tracked connections, and the sweeper
- * keeps the balance of lt_stat.opened and .closed against it (lt_sweep). The
+ * keeps the balance of lt_stat.opened and .closed against it (lt_sweep). It
+ * counts the untracked ones too (no entry; listeners aside): against the load's
+ * walk and lt_stat.uclosed, those are the opens no program saw. The
  * sweeper's namespace only, the loader's (lt_cfg_netns).
  */
 __u64 lt_sweep_session; /* the iterator session counting now: a concurrent one says nothing */
-__u64 lt_sweep_live;
+__u64 lt_sweep_voided; /* the last session told another began */
+__u64 lt_sweep_live[2]; /* tracked connections; untracked ones (no entry), listeners aside */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -452,14 +487,22 @@ int lt_tcp_sweep(struct bpf_iter__tcp *ctx)
 	struct lt_tcp_conn *c;
 	struct tcp_sock *tp;
 
-	if (ctx->meta->seq_num == 0 && lt_sweep_session != sid) {
+	/* session ids grow: a newer one takes over (its first call may be the stop alone: no
+	 * socket in the namespace), an older one is voided */
+	if (sid > lt_sweep_session) {
 		lt_sweep_session = sid;
-		lt_sweep_live = 0;
+		lt_sweep_live[0] = lt_sweep_live[1] = 0;
 	}
-	if (lt_sweep_session != sid)
+	if (lt_sweep_session != sid) {
+		/* another session began: this one's reader is told so, by a length not its counts' */
+		if (lt_sweep_voided != sid) {
+			lt_sweep_voided = sid;
+			bpf_seq_write(ctx->meta->seq, &lt_sweep_voided, 1);
+		}
 		return 0;
+	}
 	if (!skc) {
-		bpf_seq_write(ctx->meta->seq, &lt_sweep_live, sizeof(lt_sweep_live));
+		bpf_seq_write(ctx->meta->seq, lt_sweep_live, sizeof(lt_sweep_live));
 		return 0;
 	}
 	if (!(lt_cfg_local & LT_LOCAL_SK))
@@ -469,7 +512,9 @@ int lt_tcp_sweep(struct bpf_iter__tcp *ctx)
 		return 0; /* a time-wait or request socket (never tracked), or not counted */
 	c = bpf_sk_storage_get(&lt_tcp_conns, tp, NULL, 0);
 	if (c && c->start_ns && !c->listener)
-		lt_sweep_live++;
+		lt_sweep_live[0]++;
+	else if (!c && skc->skc_state != TCP_LISTEN_)
+		lt_sweep_live[1]++;
 	return 0;
 }
 

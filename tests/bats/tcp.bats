@@ -346,3 +346,39 @@ wait_unseen() {
 		run -0 "$LT" unload
 	done
 }
+
+# two_sweeps: two sweeps (status sweeps every 2 s at most)
+two_sweeps() {
+	"$LT" status >/dev/null
+	sleep 2.1
+	"$LT" status >/dev/null
+	sleep 2.1
+	"$LT" status >/dev/null
+}
+
+@test "opens the kernel ran no program for: counted unseen by socket storage's sweep; connections opened before the load are not, nor their closes" {
+	if ! "$LT" load --probes tcp --state local >/dev/null 2>&1; then
+		skip "no socket storage for tracing programs (5.11+): the hash's reaper counts closes only"
+	fi
+	run -0 "$LT" unload
+	# 80 sockets opened before the load: live, then closed with the programs seeing it
+	hold_conns host
+	run -0 "$LT" load --probes tcp --state local
+	sweeps_while_live
+	release_conns
+	two_sweeps
+	run -0 probe_field tcp unseen
+	assert_output 0
+	# 80 sockets opened with no program run: live, the sweep finds them untracked
+	detach_tcp
+	hold_conns host
+	wait_unseen 80
+	run -0 "$LT" status
+	assert_line "unseen: tcp 80 (the kernel ran no program for them: their records are missing)"
+	# and closed: counted once
+	release_conns
+	two_sweeps
+	run -0 probe_field tcp unseen
+	assert_output 80
+	run -0 "$LT" unload
+}
