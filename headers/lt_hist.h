@@ -27,7 +27,8 @@ struct lt_sys_key {
 	__u32 pid; /* thread group with --per-pid, else 0 */
 };
 
-/* Key of the bio probe's map. */
+/* Key of the bio probe's histograms; LT_BIO_KEYS (device, op) pairs at most. */
+#define LT_BIO_KEYS 1024
 struct lt_bio_key {
 	__u32 dev; /* major << 20 | minor, as the kernel's dev_t */
 	__u8 op; /* enum lt_bio_op */

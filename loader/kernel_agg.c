@@ -28,6 +28,8 @@ struct agg_map {
 	__u32 key_size;
 	__u32 max_entries;
 	bool no_batch; /* the kernel refused a batch lookup: per key from now on */
+	int keys_fd; /* an array of its keys by index (the probe's map2_keys), or -1 */
+	__u32 ikey_size; /* their size */
 };
 
 /* the histograms of one aggregate probe: its map, and its second map if it has one */
@@ -62,7 +64,7 @@ static struct lt_agg *agg_new(void)
 	struct lt_agg *a = calloc(1, sizeof(*a));
 
 	if (a)
-		a->m[0].fd = a->m[1].fd = -1;
+		a->m[0].fd = a->m[1].fd = a->m[0].keys_fd = a->m[1].keys_fd = -1;
 	return a;
 }
 
@@ -102,6 +104,22 @@ static int agg_alloc(struct lt_agg **out, struct lt_agg *a)
 	return LT_OK;
 }
 
+/* the array of map `m`'s keys by index at `fd` (taken): as many, each a key */
+static int agg_add_keys(struct agg_map *m, int fd, const char *path)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+
+	m->keys_fd = fd;
+	if (m->type != BPF_MAP_TYPE_PERCPU_ARRAY || bpf_obj_get_info_by_fd(fd, &mi, &len) ||
+	    mi.type != BPF_MAP_TYPE_ARRAY || mi.max_entries != m->max_entries ||
+	    mi.value_size > LT_AGG_KEY_MAX)
+		return lt_error(LT_FAIL, "%s: not the keys of a histogram array of this version",
+				path);
+	m->ikey_size = mi.value_size;
+	return LT_OK;
+}
+
 int lt_agg_open(struct lt_agg **out, const struct lt_probe *p)
 {
 	const char *names[2] = { p->map, p->map2 };
@@ -116,6 +134,12 @@ int lt_agg_open(struct lt_agg **out, const struct lt_probe *p)
 		err = agg_open_pin(&fd, path, p->name);
 		if (!err)
 			err = agg_add(a, fd, path);
+		if (!err && i == 1 && p->map2_keys) {
+			snprintf(path, sizeof(path), "%s/maps/%s", LT_PIN_DIR, p->map2_keys);
+			err = agg_open_pin(&fd, path, p->name);
+			if (!err)
+				err = agg_add_keys(&a->m[1], fd, path);
+		}
 		if (err) {
 			lt_agg_close(a);
 			return err;
@@ -157,10 +181,18 @@ static void agg_sum(struct lt_agg *a, const void *percpu)
 static void agg_emit(struct lt_agg *a, const struct agg_map *m, const void *key, lt_agg_fn cb,
 		     void *ctx)
 {
-	if (m->type == BPF_MAP_TYPE_PERCPU_ARRAY && m->max_entries > 1 && !a->sum.count)
+	if (m->type == BPF_MAP_TYPE_PERCPU_ARRAY && (m->max_entries > 1 || m->keys_fd >= 0) &&
+	    !a->sum.count)
 		return;
-	memcpy(a->key, key, m->key_size);
-	memset(a->key + m->key_size, 0, sizeof(a->key) - m->key_size);
+	if (m->keys_fd >= 0) {
+		/* read after its histogram: one that counts has its key written already */
+		memset(a->key, 0, sizeof(a->key));
+		if (bpf_map_lookup_elem(m->keys_fd, key, a->key))
+			return;
+	} else {
+		memcpy(a->key, key, m->key_size);
+		memset(a->key + m->key_size, 0, sizeof(a->key) - m->key_size);
+	}
 	cb(ctx, a->key, &a->sum);
 }
 
@@ -261,9 +293,12 @@ void lt_agg_close(struct lt_agg *a)
 {
 	if (!a)
 		return;
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		if (a->m[i].fd >= 0)
 			close(a->m[i].fd);
+		if (a->m[i].keys_fd >= 0)
+			close(a->m[i].keys_fd);
+	}
 	free(a->keys);
 	free(a->vals);
 	free(a);

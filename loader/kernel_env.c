@@ -93,6 +93,12 @@ bool perf_links(void)
 	return kernel_at_least(5, 15);
 }
 
+/* BPF atomics beyond add (compare-and-swap, exchange): 5.12+ */
+bool bpf_atomics(void)
+{
+	return kernel_at_least(5, 12);
+}
+
 /* The *_tp programs need the tracepoint's id from tracefs: mount it if no one has. */
 int ensure_tracefs(void)
 {

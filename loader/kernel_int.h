@@ -68,6 +68,7 @@ int ensure_bpffs(void);
 int ensure_tracefs(void);
 bool tp_preemptible(void);
 bool perf_links(void);
+bool bpf_atomics(void);
 
 /* ---- the pin directory (kernel_pin.c): exit codes, the error printed ---- */
 /* Take the pin lock and finish what killed loaders left; *fd holds the lock. */

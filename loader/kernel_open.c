@@ -194,8 +194,24 @@ static void set_syscalls(struct lt_suite *s, const struct lt_load_opts *o)
 	struct lowtrace *k = s->skel;
 
 	bpf_map__set_max_entries(o->sys_per_pid ? k->maps.lt_sys_nr : k->maps.lt_sys_hist, 1);
+
 	if (o->sys_count && bpf_map__type(k->maps.lt_sys_start) == BPF_MAP_TYPE_HASH)
 		bpf_map__set_max_entries(k->maps.lt_sys_start, 1);
+}
+
+/* bio: the atomic pair's slots and array (5.12+), or the *_h pair's hashes; the other one entry */
+static void set_bio(struct lt_suite *s)
+{
+	struct lowtrace *k = s->skel;
+
+	if (bpf_atomics()) {
+		bpf_map__set_max_entries(k->maps.lt_bio_hist, 1);
+		return;
+	}
+	bpf_map__set_max_entries(k->maps.lt_bio_slots, 1);
+	bpf_map__set_max_entries(k->maps.lt_bio_ahist, 1);
+	bpf_map__set_max_entries(k->maps.lt_bio_keys, 1);
+	bpf_map__set_max_entries(k->maps.lt_bio_idx, 1);
 }
 
 /* exec's ancestry: how many ancestors, the LRU of images, the load's boot-time clock */
@@ -230,9 +246,16 @@ static bool reap_usable(struct bpf_object *obj, size_t i)
 	return t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_LRU_HASH;
 }
 
-/* Is program `name` one the load options pick? (syscalls: lt_sys_c alone, or the pair) */
+/*
+ * Is program `name` one the load options (syscalls: lt_sys_c alone, or the pair) or the
+ * kernel (bio: its slots want BPF atomics, 5.12+; the *_h pair before) pick?
+ */
 static bool prog_mode_chosen(const char *name, const struct lt_load_opts *o)
 {
+	size_t n = strlen(name);
+
+	if (!strncmp(name, "lt_bio_", 7))
+		return bpf_atomics() != (n > 2 && !strcmp(name + n - 2, "_h"));
 	if (strncmp(name, "lt_sys_", 7))
 		return true;
 	return o->sys_count == !strcmp(name, "lt_sys_c");
@@ -389,6 +412,7 @@ static int open_configure(struct lt_suite *s, const struct lt_load_opts *o, uint
 		err = set_state(s, o);
 	if (!err) {
 		set_syscalls(s, o);
+		set_bio(s);
 		set_ancestry(s, o);
 	}
 	return err;

@@ -909,10 +909,15 @@ const struct lt_probe lt_probes[] = {
 		  },
 	  .about = "run-queue latency log2 histogram (tp_btf; lowtrace hist)" },
 	{ .name = "bio",
-	  .progs = { "lt_bio_issue", "lt_bio_done" },
-	  .own = { "lt_bio_start", "lt_bio_hist" },
+	  /* the pair with the kernel's atomics (5.12+), or the *_h pair: kernel_open.c */
+	  .progs = { "lt_bio_issue", "lt_bio_done", "lt_bio_issue_h", "lt_bio_done_h" },
+	  .own = { "lt_bio_slots", "lt_bio_start", "lt_bio_ahist", "lt_bio_keys", "lt_bio_idx",
+		   "lt_bio_cache", "lt_bio_hist" },
 	  .id = LT_PROBE_BIO,
+	  /* one of the two holds the histograms, the other is left one entry (kernel_open.c) */
 	  .map = "lt_bio_hist",
+	  .map2 = "lt_bio_ahist",
+	  .map2_keys = "lt_bio_keys",
 	  .key_size = sizeof(struct lt_bio_key),
 	  .key_json = bio_key_json,
 	  .key_title = bio_key_title,

@@ -136,6 +136,8 @@ struct lt_probe {
 	/* a second map of the same histograms, read after .map (syscalls: by number in an
 	 * array; by number and process in a hash with load --per-pid; the other one is empty) */
 	const char *map2;
+	/* an array of map2's keys by index (map2 an array whose entries are resolved so) */
+	const char *map2_keys;
 	/* maps only its programs use: created only when it is loaded */
 	const char *own[LT_PROBE_OWN];
 	/* loaded on demand by this command (profile, alloc), never by `load` */
