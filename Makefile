@@ -365,6 +365,7 @@ $(BUILD)/bench/%.bpf.o: bench/%.bpf.c
 $(BUILD)/bench/cpuwork $(BUILD)/bench/mallocloop: BENCH_CFLAGS := -fno-omit-frame-pointer
 $(BUILD)/bench/peerwork: BENCH_LIBS := -lpthread
 $(BUILD)/bench/floor: BENCH_LIBS = $(LIBBPF_LIBS)
+$(BUILD)/bench/ringfill: BENCH_LIBS = $(LIBBPF_LIBS)
 # the consumer's decode and encode, the loader's own objects
 $(BUILD)/bench/encodecost: $(patsubst %,$(BUILD)/loader/%.o,encode decode records probes histfmt sysnames)
 $(BUILD)/bench/cfitime: $(BUILD)/loader/cfi.o $(BUILD)/loader/grow.o
