@@ -17,6 +17,7 @@
 struct lt_uw_track {
 	uint32_t tgid;
 	uint64_t maps_hash; /* of /proc/TGID/maps as last pushed */
+	uint64_t vm_pages; /* its size as last seen (a change: hash the maps again) */
 	struct lt_uw_proc *view; /* as last pushed */
 };
 
@@ -27,6 +28,7 @@ struct lt_prof_uw {
 	struct lt_uw_track *v;
 	size_t n, cap, procs; /* procs: room in lt_uw_procs */
 	uint64_t next_ns; /* next refresh */
+	uint64_t full_ns; /* next refresh that hashes every process's maps */
 	uint64_t pushes, proc_full, gone;
 	uint32_t pid; /* -p, pushed at the start */
 	bool on;
