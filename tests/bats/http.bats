@@ -234,26 +234,43 @@ PY
 
 @test "a full bio map: every histogram is in the answer (the body is sized from the maps)" {
 	run -0 "$LT" load --probes bio
-	# 1000 histograms of (device, op) keys written into the map as the probe would: ~4 MB
-	# of exposition, more than a fixed 4 MiB body held
-	local batch="$BATS_TEST_TMPDIR/batch"
+	# 1000 histograms of (device, op) keys written into the maps as the probe would: ~4 MB
+	# of exposition, more than a fixed 4 MiB body held. With BPF atomics (5.12+) the
+	# histograms are an array by index and lt_bio_keys names each index's key (indexes from
+	# 24 up: the machine's own I/O takes them from 0); before, a hash by key
+	local batch="$BATS_TEST_TMPDIR/batch" layout=hash
+	[ "$(bpftool map show pinned "$PIN/maps/lt_bio_hist" -j | jq .max_entries)" != 1 ] ||
+		layout=array
 	# bpftool gives every CPU's slot the one value
-	python3 - "$PIN/maps/lt_bio_hist" >"$batch" <<'PY'
+	python3 - "$PIN/maps" "$layout" >"$batch" <<'PY'
 import struct, sys
 hexs = lambda b: " ".join("%02x" % c for c in b)
 one = struct.pack("<QQ", 1, 1000) + struct.pack("<38Q", *([0] * 9 + [1] + [0] * 28))
 for i in range(1000):
     key = struct.pack("<IB3x", (250 << 20) | i, i % 4)
-    print("map update pinned %s key hex %s value hex %s" % (sys.argv[1], hexs(key), hexs(one)))
+    if sys.argv[2] == "hash":
+        print("map update pinned %s/lt_bio_hist key hex %s value hex %s" % (sys.argv[1], hexs(key), hexs(one)))
+        continue
+    idx = struct.pack("<I", 24 + i)
+    print("map update pinned %s/lt_bio_keys key hex %s value hex %s" % (sys.argv[1], hexs(idx), hexs(key)))
+    print("map update pinned %s/lt_bio_ahist key hex %s value hex %s" % (sys.argv[1], hexs(idx), hexs(one)))
 PY
 	run -0 bpftool batch file "$batch"
 	serve
 	# the machine's own I/O may add keys while this runs: counted before and after the scrape
 	local k1 k2 hists q='.probes[] | select(.name == "bio") | .maps[] | select(.name == "lt_bio_hist") | .entries'
-	k1=$("$LT" status --json | jq "$q")
+	if [ "$layout" = hash ]; then
+		k1=$("$LT" status --json | jq "$q")
+	else
+		k1=1000 # the array holds LT_BIO_KEYS (1024): the seeded ones, and at most 24 others
+	fi
 	run -0 scrape
 	printf '%s\n' "${lines[@]:1}" >"$BATS_TEST_TMPDIR/body"
-	k2=$("$LT" status --json | jq "$q")
+	if [ "$layout" = hash ]; then
+		k2=$("$LT" status --json | jq "$q")
+	else
+		k2=1024
+	fi
 	run -0 promtool check metrics <"$BATS_TEST_TMPDIR/body"
 	[ "$k1" -ge 1000 ] || fail "lt_bio_hist holds $k1 keys"
 	# every seeded key (device 250:*, no real disk) and every other key the map held
