@@ -50,75 +50,56 @@ static __always_inline void lt_lost_fill(struct lt_lost *lost, struct lt_stat *s
 }
 
 /*
- * lt_reserve's slow path: this CPU has a loss window of the probe to report. The lost
- * record is reserved first (the ring keeps reservation order) and given back if the record
- * itself does not fit: then the window grows instead. Out of line (a subprogram): the
- * records' path, which never takes it in a storm without losses, carried its code inline.
- */
-static __noinline void *lt_reserve_lost(struct lt_stat *st, __u32 probe, __u32 type, __u32 size)
-{
-	struct lt_lost *lost;
-	void *rec;
-	__u32 *b;
-
-	if (!st)
-		return NULL;
-	b = lt_busy();
-	/* another program on this CPU is changing a window: it stays for later */
-	lost = b && *b == 1 ? bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0) : NULL;
-	if (lost) {
-		__u64 n = st->lost_count, t = st->lost_throttled;
-
-		lt_lost_fill(lost, st, probe, n, t);
-		rec = bpf_ringbuf_reserve(&lt_events, size, 0);
-		if (!rec) {
-			bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
-			lt_unbusy(b);
-			lt_drop(st, probe);
-			return NULL;
-		}
-		/* the record that follows wakes the consumer if it is time */
-		bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
-		/* minus what it reported: a preempting program's drop stays counted */
-		st->lost_count -= n;
-		st->lost_throttled -= t;
-		lt_unbusy(b);
-		lt_hdr_fill(rec, type, size);
-		return rec;
-	}
-	lt_unbusy(b);
-	rec = bpf_ringbuf_reserve(&lt_events, size, 0);
-	if (!rec) {
-		lt_drop(st, probe);
-		return NULL;
-	}
-	lt_hdr_fill(rec, type, size);
-	return rec;
-}
-
-/*
  * Reserve a record of a constant size and fill its header; a failure is counted
  * as a drop, never silent, and joins this CPU's loss window of the probe, as
  * does an event the probe's rate limit holds back (lt_throttled). The next
  * record the probe writes here carries the window: a struct lt_lost just before
- * it in the ring (lt_reserve_lost), so a consumer sees where the stream has a
- * hole. Each reservation is tested once: 5.10's verifier explores a second NULL
- * test of a pointer it knows is valid and then finds its reference unreleased.
- * NULL, with nothing counted, while the suite is not live (lt_off). Records of a
- * length known only at run time: lt_output.
+ * it in the ring, so a consumer sees where the stream has a hole. The lost
+ * record is reserved first (the ring keeps reservation order) and given back if
+ * the record itself does not fit: then the window grows instead. Each
+ * reservation is tested once: 5.10's verifier explores a second NULL test of a
+ * pointer it knows is valid and then finds its reference unreleased. NULL, with
+ * nothing counted, while the suite is not live (lt_off). Records of a length
+ * known only at run time: lt_output.
  */
 static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
+	struct lt_lost *lost;
 	void *rec;
 
 	if (lt_off() || lt_throttled(st, probe))
 		return NULL;
-	if (st && st->lost_count)
-		return lt_reserve_lost(st, probe, type, size);
+	if (st && st->lost_count) {
+		__u32 *b = lt_busy();
+
+		/* another program on this CPU is changing a window: it stays for later */
+		lost = b && *b == 1 ? bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0) : NULL;
+		if (lost) {
+			__u64 n = st->lost_count, t = st->lost_throttled;
+
+			lt_lost_fill(lost, st, probe, n, t);
+			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
+			if (!rec) {
+				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
+				lt_unbusy(b);
+				lt_drop(st, probe);
+				return NULL;
+			}
+			/* the record that follows wakes the consumer if it is time */
+			bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
+			/* minus what it reported: a preempting program's drop stays counted */
+			st->lost_count -= n;
+			st->lost_throttled -= t;
+			lt_unbusy(b);
+			lt_hdr_fill(rec, type, size);
+			return rec;
+		}
+		lt_unbusy(b);
+	}
 	rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 	if (!rec) {
-		lt_drop_out(st, probe);
+		lt_drop(st, probe);
 		return NULL;
 	}
 	lt_hdr_fill(rec, type, size);
