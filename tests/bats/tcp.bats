@@ -340,7 +340,13 @@ wait_unseen() {
 		refute_output --partial "no program"
 		serve
 		run -0 scrape
-		assert_line 'lowtrace_unseen_total{probe="tcp"} 80'
+		if [ "$state" = local ]; then
+			# the scrape's own connection, opened in this namespace with the programs
+			# detached, is an open no program saw (its 2 sockets) when a sweep runs during it
+			assert_line --regexp '^lowtrace_unseen_total\{probe="tcp"\} (80|82)$'
+		else
+			assert_line 'lowtrace_unseen_total{probe="tcp"} 80'
+		fi
 		kill "$MPID"
 		wait_rc "$MPID" 10
 		run -0 "$LT" unload
