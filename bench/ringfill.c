@@ -21,18 +21,6 @@
 #include "samples.h" /* lt_abi.h: the __u32 family, before ringfill.h */
 #include "ringfill.h"
 
-static void sample_signal(struct lt_signal *s)
-{
-	memset(s, 0, sizeof(*s));
-	s->hdr = (struct lt_hdr){ LT_TYPE_SIGNAL,	 sizeof(*s), 0,	  LT_HDR_CGROUP,
-				  123456789012345ull, 555,	  556, 0 };
-	s->target_pid = 600;
-	s->target_tid = 600;
-	s->sig = 15;
-	memcpy(s->comm, "kill", 5);
-	memcpy(s->target_comm, "sleep", 6);
-}
-
 static void set_tpl(struct rf_tpl *t, const void *rec, size_t size)
 {
 	t->size = size;
@@ -82,7 +70,8 @@ int main(int argc, char **argv)
 	ring = bpf_object__find_map_by_name(obj, "lt_events");
 	fd = bpf_obj_get("/sys/fs/bpf/lowtrace/maps/lt_events");
 	if (!ring || fd < 0 || bpf_map__reuse_fd(ring, fd) || bpf_object__load(obj)) {
-		fprintf(stderr, "ringfill: cannot load on the pinned ring (lowtrace load first): %s\n",
+		fprintf(stderr,
+			"ringfill: cannot load on the pinned ring (lowtrace load first): %s\n",
 			strerror(errno));
 		return 1;
 	}

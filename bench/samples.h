@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * bench/samples.h: records as the kernel writes them (an exec with 5 arguments and an open,
- * packed; a tcp record), for the benches that decode them (encodecost) or write them into
- * the ring (ringfill).
+ * packed; a tcp and a signal record), for the benches that decode them (encodecost) or
+ * write them into the ring (ringfill).
  */
 #ifndef LT_BENCH_SAMPLES_H
 #define LT_BENCH_SAMPLES_H
@@ -12,7 +12,7 @@
 
 #include "lt_abi.h"
 
-static void sample_exec(struct lt_exec *e)
+static inline void sample_exec(struct lt_exec *e)
 {
 	static const char args[] = "/usr/bin/git\0commit\0-m\0fix the thing\0--no-verify";
 
@@ -31,7 +31,7 @@ static void sample_exec(struct lt_exec *e)
 	e->args_len = sizeof(args);
 }
 
-static void sample_open(struct lt_open *o)
+static inline void sample_open(struct lt_open *o)
 {
 	memset(o, 0, sizeof(*o));
 	o->hdr = (struct lt_hdr){ LT_TYPE_OPEN,	      sizeof(*o), 0,   LT_HDR_CGROUP,
@@ -46,7 +46,7 @@ static void sample_open(struct lt_open *o)
 	o->path_len = 45;
 }
 
-static void sample_tcp(struct lt_tcp *t)
+static inline void sample_tcp(struct lt_tcp *t)
 {
 	memset(t, 0, sizeof(*t));
 	t->hdr = (struct lt_hdr){ LT_TYPE_TCP,	      sizeof(*t), 1,   LT_HDR_CGROUP,
@@ -64,7 +64,7 @@ static void sample_tcp(struct lt_tcp *t)
 }
 
 /* the exec as the kernel writes it (LT_EXEC_PACKED): as long as what it carries */
-static size_t pack_exec(const struct lt_exec *e, unsigned char *out)
+static inline size_t pack_exec(const struct lt_exec *e, unsigned char *out)
 {
 	const size_t fixed = offsetof(struct lt_exec, filename);
 	size_t n = fixed, size;
@@ -83,7 +83,7 @@ static size_t pack_exec(const struct lt_exec *e, unsigned char *out)
 }
 
 /* the open as the kernel writes it (LT_OPEN_PACKED): it ends after the path */
-static size_t pack_open(const struct lt_open *o, unsigned char *out)
+static inline size_t pack_open(const struct lt_open *o, unsigned char *out)
 {
 	size_t size = (offsetof(struct lt_open, path) + o->path_len + 1 + 7) & ~(size_t)7;
 
@@ -91,6 +91,18 @@ static size_t pack_open(const struct lt_open *o, unsigned char *out)
 	((struct lt_hdr *)(void *)out)->size = size;
 	out[offsetof(struct lt_open, rflags)] |= LT_OPEN_PACKED;
 	return size;
+}
+
+static inline void sample_signal(struct lt_signal *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->hdr = (struct lt_hdr){ LT_TYPE_SIGNAL,     sizeof(*s), 0,   LT_HDR_CGROUP,
+				  123456789012345ull, 555,	  556, 0 };
+	s->target_pid = 600;
+	s->target_tid = 600;
+	s->sig = 15;
+	memcpy(s->comm, "kill", 5);
+	memcpy(s->target_comm, "sleep", 6);
 }
 
 #endif

@@ -194,7 +194,6 @@ static void set_syscalls(struct lt_suite *s, const struct lt_load_opts *o)
 	struct lowtrace *k = s->skel;
 
 	bpf_map__set_max_entries(o->sys_per_pid ? k->maps.lt_sys_nr : k->maps.lt_sys_hist, 1);
-
 	if (o->sys_count && bpf_map__type(k->maps.lt_sys_start) == BPF_MAP_TYPE_HASH)
 		bpf_map__set_max_entries(k->maps.lt_sys_start, 1);
 }

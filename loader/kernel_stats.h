@@ -23,7 +23,7 @@ struct lt_counts {
 	/* events the kernel skipped the probe for (it was already running on that
 	 * CPU) and nothing took over: up to this many records may be missing */
 	uint64_t missed;
-	/* tcp: connections whose close no program saw (the sweep): their records are missing */
+	/* tcp: connections whose close or open no program saw (the sweep): records missing */
 	uint64_t unseen;
 	/* grow only while kernel.bpf_stats_enabled or an lt_enable_stats() fd is on */
 	uint64_t run_cnt;

@@ -310,7 +310,8 @@ static int sweep_hash(struct lt_sweeper *w)
 /*
  * One walk of the TCP tables (lt_tcp_sweep): live[0] tracked connections, live[1] untracked
  * ones. 1: another walk began during this one (someone else read the pin: the iterator then
- * writes a byte), nothing counted. A namespace without sockets runs no program: nothing read.
+ * writes a byte), nothing counted. A namespace without sockets still runs the program at the
+ * walk's stop; nothing read at all (no run) is taken as no socket.
  */
 static int walk(int fd, uint64_t live[2])
 {

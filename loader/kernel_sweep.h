@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The tcp sweep (kernel_sweep.c): finds the connections whose close the kernel ran no
+ * The tcp sweep (kernel_sweep.c): finds the connections whose close (or, with socket
+ * storage, open) the kernel ran no
  * program for (lt_counts.unseen) and frees their hash slots. lt_sweeper_open returns an
  * enum lt_exit_code with the error printed; the others are readers: they print nothing and
  * return -errno on failure.

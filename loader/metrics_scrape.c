@@ -502,8 +502,8 @@ static const struct {
 	  "fallback took over, per probe.",
 	  offsetof(struct lt_counts, missed) },
 	{ "lowtrace_unseen_total",
-	  "Events the kernel ran no program for, found afterwards (tcp: connections whose close no "
-	  "program saw, by the sweep), per probe. Their records are missing.",
+	  "Events the kernel ran no program for, found afterwards (tcp: connections whose close or "
+	  "open no program saw, by the sweep), per probe. Their records are missing.",
 	  offsetof(struct lt_counts, unseen) },
 };
 

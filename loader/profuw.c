@@ -21,7 +21,8 @@
 #define UW_PROCS_PID 64 /* -p: the process, and room for pid reuse */
 #define UW_PROCS_MIN 256 /* no -p: twice the live processes, within these bounds (2 KiB each) */
 #define UW_PROCS_ALL 4096
-#define UW_REFRESH_NS 1000000000ull /* each a few /proc reads per process: 0.5 % of a CPU at 200 ms */
+/* each refresh is a few /proc reads per process: at 200 ms, 0.5 % of a CPU system-wide */
+#define UW_REFRESH_NS 1000000000ull
 /* every process's mappings hashed again at least this often: a change of the same size */
 #define UW_FULL_NS 5000000000ull
 
