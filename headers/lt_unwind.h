@@ -86,7 +86,9 @@ struct lt_uw_map {
 /* Value of lt_uw_procs (key: tgid). */
 struct lt_uw_proc {
 	__u32 n; /* mappings in m[], sorted by start, not overlapping */
-	__u32 _pad0;
+	/* written by the walker: when (bpf_ktime_get_ns() >> 20) a pc in none of m[] last asked
+	 * the loader to read the maps again (a library at a new address, the size unchanged) */
+	__u32 stale_at;
 	struct lt_uw_map m[LT_UW_MAPS];
 };
 
@@ -113,6 +115,6 @@ LT_ASSERT_OFF(struct lt_uw_proc, m, 8);
 	M(lt_uw_row, fp_off) LT_ABI_UW_ROW_ARCH(M)                                             \
 	S(lt_uw_map) M(lt_uw_map, start) M(lt_uw_map, end) M(lt_uw_map, bias)                    \
 	M(lt_uw_map, first) M(lt_uw_map, count)                                                \
-	S(lt_uw_proc) M(lt_uw_proc, n) M(lt_uw_proc, _pad0) M(lt_uw_proc, m)
+	S(lt_uw_proc) M(lt_uw_proc, n) M(lt_uw_proc, stale_at) M(lt_uw_proc, m)
 
 #endif /* LT_UNWIND_H */

@@ -211,7 +211,8 @@ void lt_prof_uw_add(struct lt_prof_uw *u, uint32_t tgid)
 		return;
 	for (size_t i = 0; i < u->n; i++)
 		if (u->v[i].tgid == tgid) {
-			uw_push(u, tgid, &u->v[i]); /* exec'd: a new comm, new mappings */
+			/* exec'd (a new comm), or the walker met a pc outside its view */
+			uw_push(u, tgid, &u->v[i]);
 			return;
 		}
 	uw_push(u, tgid, NULL);

@@ -100,7 +100,7 @@ static __always_inline int al_enter(struct pt_regs *ctx, __u64 size, __u64 mempt
 	lt_prof_inc(LT_PC_SAMPLES);
 	p.weight = weight;
 	p.site.tgid = id >> 32;
-	p.site.ustack = lt_stack_id(ctx, true);
+	p.site.ustack = lt_stack_id(ctx, true, false);
 #ifdef __TARGET_ARCH_arm64
 	/* at the entry the return address is still in lr (x30): no frame holds it yet */
 	p.site.caller = PT_REGS_RET(ctx);

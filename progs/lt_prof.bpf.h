@@ -73,8 +73,14 @@ static __always_inline struct pt_regs *lt_user_regs(void)
 	       1;
 }
 
-/* Walk the current task's user stack into b; false: no tables for it (use frame pointers). */
-static __always_inline bool lt_uw_walk(struct lt_stack *b)
+static __always_inline void lt_uw_stale(__u32 tgid);
+
+/*
+ * Walk the current task's user stack into b; false: no tables for it (use frame pointers).
+ * notify: a pc outside the process's view asks the loader to re-read its maps (profile and
+ * offcpu, which read the ring while they run).
+ */
+static __always_inline bool lt_uw_walk(struct lt_stack *b, bool notify)
 {
 	static const __u32 zero;
 	struct lt_uw_state *s = bpf_map_lookup_elem(&lt_uw_st, &zero);
@@ -101,6 +107,7 @@ static __always_inline bool lt_uw_walk(struct lt_stack *b)
 	s->bp = BPF_CORE_READ(regs, bp);
 #endif
 	s->n = 0;
+	s->miss = 0;
 	for (i = 0; i <= LT_STACK_DEPTH; i++) {
 		r = lt_uw_step(i);
 		if (r != LT_UW_GO)
@@ -115,6 +122,8 @@ static __always_inline bool lt_uw_walk(struct lt_stack *b)
 	if (r == LT_UW_DONE && s->n - 1 < LT_STACK_DEPTH)
 		b->ip[s->n - 1] |= LT_UW_COMPLETE;
 	lt_prof_inc(LT_PC_UW_WALKS);
+	if (notify && s->miss)
+		lt_uw_stale(s->tgid);
 	if (r == LT_UW_STOP_EXPR)
 		lt_prof_inc(LT_PC_UW_EXPR);
 	else if (r == LT_UW_STOP_SIGNAL)
@@ -136,7 +145,7 @@ static __always_inline bool lt_uw_walk(struct lt_stack *b)
  * of the samples. Here the frames are hashed into an id of a hash map, and
  * the next ids are tried when a slot holds another stack.
  */
-static __always_inline __s32 lt_stack_id(void *ctx, bool user)
+static __always_inline __s32 lt_stack_id(void *ctx, bool user, bool notify)
 {
 	static const __u32 zero;
 	struct lt_stack *b = bpf_map_lookup_elem(&lt_stack_buf, &zero), *v;
@@ -147,7 +156,7 @@ static __always_inline __s32 lt_stack_id(void *ctx, bool user)
 	if (!b)
 		return -EFAULT;
 	if (user && lt_cfg_unwind && BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), mm) &&
-	    lt_uw_walk(b))
+	    lt_uw_walk(b, notify))
 		len = b->ip[0] ? 8 : 0;
 	else /* the kernel zeroes the buffer after the last frame */
 		len = bpf_get_stack(ctx, b->ip, sizeof(b->ip), user ? BPF_F_USER_STACK : 0);
@@ -215,6 +224,31 @@ static __always_inline void lt_task_seen(__u32 tgid, const char *comm)
 	__builtin_memcpy(t->comm, k.comm, LT_COMM_LEN);
 	/* wake now: the process may exit soon, its mappings must be read before */
 	bpf_ringbuf_submit(t, BPF_RB_FORCE_WAKEUP);
+}
+
+/*
+ * A pc in none of the mappings the loader pushed for tgid: a library mapped since at another
+ * address, of the same size (the loader's periodic check compares sizes). The same notice as a
+ * new process's, at most every 2^28 ns (~270 ms) a process: the loader hashes its maps and
+ * pushes them when they changed.
+ */
+static __always_inline void lt_uw_stale(__u32 tgid)
+{
+	struct lt_uw_proc *p = bpf_map_lookup_elem(&lt_uw_procs, &tgid);
+	__u32 now = bpf_ktime_get_ns() >> 20;
+	struct lt_task *t;
+
+	if (!p || now - p->stale_at < 256)
+		return;
+	p->stale_at = now;
+	t = bpf_ringbuf_reserve(&lt_events, sizeof(*t), 0);
+	if (!t) {
+		lt_prof_inc(LT_PC_TASK_DROP);
+		return;
+	}
+	lt_hdr_fill(&t->hdr, LT_TYPE_TASK, sizeof(*t));
+	bpf_get_current_comm(t->comm, sizeof(t->comm));
+	bpf_ringbuf_submit(t, 0);
 }
 
 /* Add one sample of `ns` to lt_prof[k]; a full map is counted. */

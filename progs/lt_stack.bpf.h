@@ -60,6 +60,8 @@ struct {
 struct lt_uw_state {
 	__u64 ip, sp, bp;
 	__u32 tgid, n;
+	__u32 miss; /* a pc of the walk lay in none of the process's mappings */
+	__u32 _pad0;
 #ifdef LT_UW_ARM64
 	__u64 lr; /* x30 of the interrupted frame: a return address only before it is saved */
 #endif

@@ -31,8 +31,8 @@ int BPF_PROG(lt_prof_off, bool preempt, struct task_struct *prev, struct task_st
 
 		s.key.tgid = BPF_CORE_READ(prev, tgid);
 		bpf_get_current_comm(s.key.comm, sizeof(s.key.comm));
-		s.key.kstack = lt_stack_id(ctx, false);
-		s.key.ustack = lt_stack_id(ctx, true);
+		s.key.kstack = lt_stack_id(ctx, false, false);
+		s.key.ustack = lt_stack_id(ctx, true, true);
 		if (lt_task_put(&lt_off_start, prev, tid, &s, sizeof(s)))
 			lt_task_seen(s.key.tgid, s.key.comm);
 		else

@@ -18,8 +18,8 @@ int lt_prof_cpu(struct bpf_perf_event_data *ctx)
 		return 0;
 	k.tgid = id >> 32;
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
-	k.kstack = lt_stack_id(ctx, false);
-	k.ustack = lt_stack_id(ctx, true);
+	k.kstack = lt_stack_id(ctx, false, false);
+	k.ustack = lt_stack_id(ctx, true, true);
 	lt_prof_inc(LT_PC_SAMPLES);
 	lt_prof_add(&k, 0);
 	lt_task_seen(k.tgid, k.comm);

@@ -110,6 +110,8 @@ __noinline int lt_uw_step(__u32 depth)
 		return LT_UW_STOP_NOPROC;
 	pc = depth ? s->ip - 1 : s->ip;
 	m = uw_map(p, pc);
+	if (!m)
+		s->miss = 1;
 	if (m && m->count) {
 		vaddr = pc - m->bias;
 		if (vaddr <= 0xffffffffull)
