@@ -17,15 +17,21 @@ static inline uint64_t lt_hash_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-/* FNV-1a */
-static inline uint64_t lt_hash_bytes(const void *p, size_t n)
+#define LT_HASH_BASIS 0xcbf29ce484222325ull
+
+/* FNV-1a, continued from h (LT_HASH_BASIS to start): bytes read in pieces hash as one */
+static inline uint64_t lt_hash_more(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ull;
 
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ s[i]) * 0x100000001b3ull;
 	return h;
+}
+
+static inline uint64_t lt_hash_bytes(const void *p, size_t n)
+{
+	return lt_hash_more(LT_HASH_BASIS, p, n);
 }
 
 static inline uint64_t lt_hash_str(const char *s)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "hash.h"
 #include "kernel.h"
 #include "lowtrace.h"
 #include "lt_unwind.h"
@@ -53,7 +54,7 @@ static int vm_pages(uint32_t tgid, uint64_t *pages)
 static uint64_t maps_hash(uint32_t tgid)
 {
 	char path[64], buf[4096];
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = LT_HASH_BASIS;
 	ssize_t n;
 	int fd;
 
@@ -62,8 +63,7 @@ static uint64_t maps_hash(uint32_t tgid)
 	if (fd < 0)
 		return 0;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		for (ssize_t i = 0; i < n; i++)
-			h = (h ^ (uint8_t)buf[i]) * 0x100000001b3ull;
+		h = lt_hash_more(h, buf, (size_t)n);
 	close(fd);
 	return n < 0 ? 0 : h;
 }
@@ -155,7 +155,9 @@ static void uw_push(struct lt_prof_uw *u, uint32_t tgid, struct lt_uw_track *tr)
 
 	if (tr && tr->maps_hash == h)
 		return;
-	if (lt_syms_unwind(u->sy, &u->t, tgid, &view))
+	/* h again, of the text the view is made of: the maps may have moved since (a dlopen
+	 * under way), and a hash of one state kept with the view of another hid the change */
+	if (lt_syms_unwind(u->sy, &u->t, tgid, &view, &h))
 		return;
 	if (tr && tr->view)
 		uw_merge(&view, tr->view);
@@ -288,9 +290,10 @@ void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const uint64_t *c)
 			fprintf(f, " %s=%llu", lt_prof_uw_names[i], (unsigned long long)c[i]);
 	fprintf(f,
 		" files_without_cfi=%llu files_not_fitting=%llu mappings_over=%llu "
-		"processes_not_fitting=%llu perf_maps_read=%llu perf_maps_cut=%llu\n",
+		"processes_not_fitting=%llu views_pushed=%llu perf_maps_read=%llu perf_maps_cut=%llu\n",
 		(unsigned long long)t->files_no_cfi, (unsigned long long)t->files_full,
 		(unsigned long long)t->maps_over, (unsigned long long)u->proc_full,
+		(unsigned long long)u->pushes,
 		(unsigned long long)ss.jit_read, (unsigned long long)ss.jit_cut);
 }
 
@@ -311,6 +314,7 @@ void lt_prof_uw_json(struct lt_buf *b, const struct lt_prof_uw *u, const uint64_
 	lt_json_u64(b, "files_not_fitting", u->t.files_full);
 	lt_json_u64(b, "mappings_over", u->t.maps_over);
 	lt_json_u64(b, "processes_not_fitting", u->proc_full);
+	lt_json_u64(b, "views_pushed", u->pushes);
 	lt_syms_get_stats(u->sy, &ss);
 	lt_json_u64(b, "perf_maps_read", ss.jit_read);
 	lt_json_u64(b, "perf_maps_cut", ss.jit_cut);

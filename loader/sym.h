@@ -94,10 +94,12 @@ struct lt_uw_table {
 
 /*
  * The unwind view of live process tgid now: its executable file mappings (and [vdso]) in address
- * order, each with its file's rows. 0, or -ESRCH (gone), -errno.
+ * order, each with its file's rows; maps_hash (if not NULL): lt_hash_str of the maps text it is
+ * made of. 0, or -ESRCH (gone), -errno.
  */
 struct lt_uw_proc;
-int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, struct lt_uw_proc *out);
+int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, struct lt_uw_proc *out,
+		   uint64_t *maps_hash);
 /*
  * Rows the files mapped by tgid need, counting each file once across calls: to size the table
  * before it exists. The rows are built now and kept for lt_syms_unwind.

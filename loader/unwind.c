@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "hash.h"
 #include "lowtrace.h"
 #include "sym_int.h"
 
@@ -106,7 +107,8 @@ static char *read_maps(uint32_t tgid)
 	return read_all(path);
 }
 
-int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, struct lt_uw_proc *out)
+int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, struct lt_uw_proc *out,
+		   uint64_t *maps_hash)
 {
 	char *text, *cur, *line;
 	struct maps_line m;
@@ -115,6 +117,8 @@ int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, stru
 	text = read_maps(tgid);
 	if (!text)
 		return proc_err(errno);
+	if (maps_hash)
+		*maps_hash = lt_hash_str(text);
 	memset(out, 0, sizeof(*out));
 	for (cur = text; (line = next_line(&cur));) {
 		struct lt_elf *e;
