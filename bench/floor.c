@@ -4,11 +4,13 @@
  * (f_exec, f_sys_enter, ...), prints "attached" and holds them until SIGINT
  * or SIGTERM. Used by bench/peers for the hook floor. As root. A perf_event
  * program (f_perf) gets the software cpu-clock of every CPU at 99 Hz, as the
- * profilers sample.
+ * profilers sample. With an r_* program (a record floor), the records of the
+ * ring f_ring are read every 5 ms, as a consumer in batches would.
  *
  *   floor OBJ PROG...
  */
 #include <bpf/libbpf.h>
+#include <stdint.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <sys/syscall.h>
@@ -17,6 +19,16 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop;
+static volatile uint64_t sink;
+
+/* a consumer's least: each record's first word read */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)size;
+	sink += *(volatile uint64_t *)data;
+	return 0;
+}
 
 static void on_signal(int sig)
 {
@@ -26,8 +38,10 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
+	struct ring_buffer *rb = NULL;
 	struct bpf_object *obj;
 	struct bpf_program *p;
+	bool records = false;
 	int i;
 
 	if (argc < 3) {
@@ -45,6 +59,7 @@ int main(int argc, char **argv)
 		for (i = 2; i < argc; i++)
 			want |= !strcmp(bpf_program__name(p), argv[i]);
 		bpf_program__set_autoload(p, want);
+		records |= want && !strncmp(bpf_program__name(p), "r_", 2);
 	}
 	if (bpf_object__load(obj)) {
 		fprintf(stderr, "floor: cannot load %s\n", argv[1]);
@@ -75,12 +90,27 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (records) {
+		rb = ring_buffer__new(bpf_object__find_map_fd_by_name(obj, "f_ring"), on_record, NULL,
+				      NULL);
+		if (!rb) {
+			fprintf(stderr, "floor: cannot read the ring\n");
+			return 1;
+		}
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	printf("attached\n");
 	fflush(stdout);
-	while (!stop)
-		pause();
+	while (!stop) {
+		if (!rb) {
+			pause();
+			continue;
+		}
+		ring_buffer__consume(rb);
+		usleep(5000);
+	}
+	ring_buffer__free(rb);
 	bpf_object__close(obj);
 	return 0;
 }
