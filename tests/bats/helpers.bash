@@ -393,7 +393,7 @@ events_bg() {
 	"$LT" events "$@" >"$out" 2>"$out.err" 3>&- &
 	EV_PID=$!
 	LT_BG+=("$EV_PID")
-	wait_consumer_ready "$EV_PID"
+	wait_consumer_ready "$EV_PID" || { sed 's/^/# stderr: /' "$out.err" >&2; return 1; }
 }
 
 # run_bg OUT [run options]: same for `lowtrace run`; sets RUN_PID.
@@ -403,7 +403,7 @@ run_bg() {
 	"$LT" run "$@" >"$out" 2>"$out.err" 3>&- &
 	RUN_PID=$!
 	LT_BG+=("$RUN_PID")
-	wait_consumer_ready "$RUN_PID"
+	wait_consumer_ready "$RUN_PID" || { sed 's/^/# stderr: /' "$out.err" >&2; return 1; }
 }
 
 # stop_consumer PID: SIGINT, then expect a clean exit 0 within 5 s.
