@@ -89,4 +89,10 @@ static __always_inline void lt_drop(struct lt_stat *st, __u32 probe)
 		__sync_fetch_and_add(&v->drops, 1);
 }
 
+/* lt_drop out of line: the records' paths reach it only when the ring is full */
+static __noinline void lt_drop_out(struct lt_stat *st, __u32 probe)
+{
+	lt_drop(st, probe);
+}
+
 #endif /* LT_LOSS_BPF_H */

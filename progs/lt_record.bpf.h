@@ -50,56 +50,60 @@ static __always_inline void lt_lost_fill(struct lt_lost *lost, struct lt_stat *s
 }
 
 /*
+ * A loss window of the probe on this CPU as a lost record, submitted: the slow path of
+ * lt_reserve and lt_output, out of line (a subprogram), so that the records' path, which a
+ * storm without losses never leaves, does not carry it. The record it precedes is reserved by
+ * the caller right after (5.10's verifier takes no reference out of a subprogram): the window
+ * is reported only while the ring has room for both (else it stays for later), so that a full
+ * ring does not fill with lost records; a record that still does not fit opens the next window.
+ */
+static __noinline void lt_report_lost(struct lt_stat *st, __u32 probe, __u32 size)
+{
+	__u64 ring = lt_cfg_ring_size ? lt_cfg_ring_size
+				      : bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+	struct lt_lost *lost;
+	__u32 *b;
+
+	if (!st || bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA) + sizeof(*lost) + size + 16 >
+			   ring)
+		return;
+	b = lt_busy();
+	/* another program on this CPU is changing a window: it stays for later */
+	lost = b && *b == 1 ? bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0) : NULL;
+	if (lost) {
+		__u64 n = st->lost_count, t = st->lost_throttled;
+
+		lt_lost_fill(lost, st, probe, n, t);
+		/* the record that follows wakes the consumer if it is time */
+		bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
+		/* minus what it reported: a preempting program's drop stays counted */
+		st->lost_count -= n;
+		st->lost_throttled -= t;
+	}
+	lt_unbusy(b);
+}
+
+/*
  * Reserve a record of a constant size and fill its header; a failure is counted
  * as a drop, never silent, and joins this CPU's loss window of the probe, as
  * does an event the probe's rate limit holds back (lt_throttled). The next
  * record the probe writes here carries the window: a struct lt_lost just before
- * it in the ring, so a consumer sees where the stream has a hole. The lost
- * record is reserved first (the ring keeps reservation order) and given back if
- * the record itself does not fit: then the window grows instead. Each
- * reservation is tested once: 5.10's verifier explores a second NULL test of a
- * pointer it knows is valid and then finds its reference unreleased. NULL, with
- * nothing counted, while the suite is not live (lt_off). Records of a length
- * known only at run time: lt_output.
+ * it in the ring (lt_report_lost), so a consumer sees where the stream has a
+ * hole. NULL, with nothing counted, while the suite is not live (lt_off).
+ * Records of a length known only at run time: lt_output.
  */
 static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 {
 	struct lt_stat *st = lt_stat_slot(probe);
-	struct lt_lost *lost;
 	void *rec;
 
 	if (lt_off() || lt_throttled(st, probe))
 		return NULL;
-	if (st && st->lost_count) {
-		__u32 *b = lt_busy();
-
-		/* another program on this CPU is changing a window: it stays for later */
-		lost = b && *b == 1 ? bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0) : NULL;
-		if (lost) {
-			__u64 n = st->lost_count, t = st->lost_throttled;
-
-			lt_lost_fill(lost, st, probe, n, t);
-			rec = bpf_ringbuf_reserve(&lt_events, size, 0);
-			if (!rec) {
-				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
-				lt_unbusy(b);
-				lt_drop(st, probe);
-				return NULL;
-			}
-			/* the record that follows wakes the consumer if it is time */
-			bpf_ringbuf_submit(lost, BPF_RB_NO_WAKEUP);
-			/* minus what it reported: a preempting program's drop stays counted */
-			st->lost_count -= n;
-			st->lost_throttled -= t;
-			lt_unbusy(b);
-			lt_hdr_fill(rec, type, size);
-			return rec;
-		}
-		lt_unbusy(b);
-	}
+	if (st && st->lost_count)
+		lt_report_lost(st, probe, size);
 	rec = bpf_ringbuf_reserve(&lt_events, size, 0);
 	if (!rec) {
-		lt_drop(st, probe);
+		lt_drop_out(st, probe);
 		return NULL;
 	}
 	lt_hdr_fill(rec, type, size);
@@ -175,38 +179,12 @@ static __always_inline bool lt_output(__u32 probe, __u16 type, void *rec, __u64 
 {
 	struct lt_stat *st = lt_stat_slot(probe);
 	__u64 flags = lt_wake_on(used + size, size);
-	struct lt_lost *lost;
 
-	if (st && st->lost_count) {
-		__u32 *b = lt_busy();
-
-		lost = b && *b == 1 ? bpf_ringbuf_reserve(&lt_events, sizeof(*lost), 0) : NULL;
-		if (lost) {
-			__u64 n = st->lost_count, t = st->lost_throttled;
-
-			/* the lost record's time first: it comes before the record it precedes */
-			lt_lost_fill(lost, st, probe, n, t);
-			lt_hdr_fill(rec, type, size);
-			/* reserved after the lost record: read after it */
-			if (bpf_ringbuf_output(&lt_events, rec, size, BPF_RB_NO_WAKEUP)) {
-				bpf_ringbuf_discard(lost, BPF_RB_NO_WAKEUP);
-				lt_unbusy(b);
-				lt_drop(st, probe);
-				return false;
-			}
-			bpf_ringbuf_submit(lost, flags);
-			st->lost_count -= n;
-			st->lost_throttled -= t;
-			lt_unbusy(b);
-			st->shed += shed;
-			lt_count(probe, false);
-			return true;
-		}
-		lt_unbusy(b);
-	}
+	if (st && st->lost_count)
+		lt_report_lost(st, probe, size);
 	lt_hdr_fill(rec, type, size);
 	if (bpf_ringbuf_output(&lt_events, rec, size, flags)) {
-		lt_drop(st, probe);
+		lt_drop_out(st, probe);
 		return false;
 	}
 	if (st)
