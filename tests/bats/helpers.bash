@@ -654,7 +654,9 @@ as_nobody() {
 }
 
 # conns_py: writes conns.py; `python3 conns.py N` holds N loopback connections open until a
-# line on stdin, then closes them (run it as coprocess CONNS)
+# line on stdin, then closes them, says so, and waits for its stdin's end (run it as coprocess
+# CONNS: bash closes a coprocess's fds once it has reaped it, so one that exits right after its
+# last line can leave the read of that line with no fd; the teardown stops it)
 conns_py() {
 	cat >"$BATS_TEST_TMPDIR/conns.py" <<'PY'
 import socket, sys
@@ -667,6 +669,7 @@ sys.stdin.readline()
 for s in cs + ss: s.close()
 l.close()
 print("closed", flush=True)
+sys.stdin.read()
 PY
 }
 

@@ -162,6 +162,7 @@ conns_entries() {
 	[ "$output" -ge 1 ] || fail "tcp drops with a full map: $output"
 	echo >&"${CONNS[1]}"
 	read -r -t 10 -u "${CONNS[0]}" line
+	assert_equal "$line" closed
 }
 
 sys_start_entries() {
