@@ -50,6 +50,23 @@ static __always_inline void lt_lost_fill(struct lt_lost *lost, struct lt_stat *s
 }
 
 /*
+ * The ring's size: the loader's constant (load --ringbuf-size), else asked. The
+ * bytes in use are asked once per record (lt_ring_used): that query reads the
+ * consumer's position, a cache line userspace writes, and cost ~0.3 µs an exec
+ * here each time it was asked.
+ */
+static __always_inline __u64 lt_ring_size(void)
+{
+	return lt_cfg_ring_size ? lt_cfg_ring_size
+				: bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
+}
+
+static __always_inline __u64 lt_ring_used(void)
+{
+	return bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
+}
+
+/*
  * A loss window of the probe on this CPU as a lost record, submitted: the slow path of
  * lt_reserve and lt_output, out of line (a subprogram), so that the records' path, which a
  * storm without losses never leaves, does not carry it. The record it precedes is reserved by
@@ -59,13 +76,11 @@ static __always_inline void lt_lost_fill(struct lt_lost *lost, struct lt_stat *s
  */
 static __noinline void lt_report_lost(struct lt_stat *st, __u32 probe, __u32 size)
 {
-	__u64 ring = lt_cfg_ring_size ? lt_cfg_ring_size
-				      : bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
 	struct lt_lost *lost;
 	__u32 *b;
 
-	if (!st || bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA) + sizeof(*lost) + size + 16 >
-			   ring)
+	/* each record's 8-byte ring header besides */
+	if (!st || lt_ring_used() + sizeof(*lost) + size + 16 > lt_ring_size())
 		return;
 	b = lt_busy();
 	/* another program on this CPU is changing a window: it stays for later */
@@ -108,23 +123,6 @@ static __always_inline void *lt_reserve(__u32 probe, __u16 type, __u16 size)
 	}
 	lt_hdr_fill(rec, type, size);
 	return rec;
-}
-
-/*
- * The ring's size: the loader's constant (load --ringbuf-size), else asked. The
- * bytes in use are asked once per record (lt_ring_used): that query reads the
- * consumer's position, a cache line userspace writes, and cost ~0.3 µs an exec
- * here each time it was asked.
- */
-static __always_inline __u64 lt_ring_size(void)
-{
-	return lt_cfg_ring_size ? lt_cfg_ring_size
-				: bpf_ringbuf_query(&lt_events, BPF_RB_RING_SIZE);
-}
-
-static __always_inline __u64 lt_ring_used(void)
-{
-	return bpf_ringbuf_query(&lt_events, BPF_RB_AVAIL_DATA);
 }
 
 /* Would a record of `size` bytes leave the ring less than a quarter free? (lt_cfg_shed) */
