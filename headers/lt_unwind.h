@@ -76,11 +76,24 @@ struct lt_uw_row {
 /* executable mappings per process the walker knows; more are walked by frame pointers */
 #define LT_UW_MAPS 64
 
+/*
+ * A file's block index: the rows of one 2^LT_UW_BLK_SHIFT-byte block of ELF addresses are found
+ * from one index word, so the walker's search touches a few neighbouring rows instead of ~log2(n)
+ * rows across the whole table (each a cache miss when samples are milliseconds apart). Word k is
+ * the row (from the file's first) that covers the start of block blk0 + k; the words sit in
+ * lt_uw_rows, packed sizeof(struct lt_uw_row) / 4 to a row, from row idx on.
+ */
+#define LT_UW_BLK_SHIFT 8
+
 struct lt_uw_map {
 	__u64 start, end; /* the mapping's addresses */
 	__u64 bias; /* address - bias = the file's ELF virtual address */
 	__u32 first; /* its file's rows in lt_uw_rows */
 	__u32 count; /* 0: no unwind info for this file (frame pointers) */
+	__u32 idx; /* its file's block index in lt_uw_rows (words, see LT_UW_BLK_SHIFT) */
+	__u32 blk0; /* the block of the first row's pc */
+	__u32 nblk; /* index words; 0: none (the rows are searched whole) */
+	__u32 _pad0;
 };
 
 /* Value of lt_uw_procs (key: tgid). */
@@ -99,9 +112,11 @@ LT_ASSERT_OFF(struct lt_uw_row, ra_off, 8);
 _Static_assert(sizeof(struct lt_uw_row) == 8, "lt_uw_row size");
 #endif
 LT_ASSERT_OFF(struct lt_uw_row, kind, 6);
-_Static_assert(sizeof(struct lt_uw_map) == 32, "lt_uw_map size");
+_Static_assert(sizeof(struct lt_uw_map) == 48, "lt_uw_map size");
 LT_ASSERT_OFF(struct lt_uw_map, first, 24);
-_Static_assert(sizeof(struct lt_uw_proc) == 8 + 32 * LT_UW_MAPS, "lt_uw_proc size");
+LT_ASSERT_OFF(struct lt_uw_map, idx, 32);
+LT_ASSERT_OFF(struct lt_uw_map, nblk, 40);
+_Static_assert(sizeof(struct lt_uw_proc) == 8 + 48 * LT_UW_MAPS, "lt_uw_proc size");
 LT_ASSERT_OFF(struct lt_uw_proc, m, 8);
 
 /* For the ABI test and the BTF anchors (see LT_ABI_RECORDS); arm64's row has two more. */
@@ -114,7 +129,8 @@ LT_ASSERT_OFF(struct lt_uw_proc, m, 8);
 	S(lt_uw_row) M(lt_uw_row, pc) M(lt_uw_row, cfa_off) M(lt_uw_row, kind)                   \
 	M(lt_uw_row, fp_off) LT_ABI_UW_ROW_ARCH(M)                                             \
 	S(lt_uw_map) M(lt_uw_map, start) M(lt_uw_map, end) M(lt_uw_map, bias)                    \
-	M(lt_uw_map, first) M(lt_uw_map, count)                                                \
+	M(lt_uw_map, first) M(lt_uw_map, count) M(lt_uw_map, idx) M(lt_uw_map, blk0)             \
+	M(lt_uw_map, nblk) M(lt_uw_map, _pad0)                                                 \
 	S(lt_uw_proc) M(lt_uw_proc, n) M(lt_uw_proc, stale_at) M(lt_uw_proc, m)
 
 #endif /* LT_UNWIND_H */

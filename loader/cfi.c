@@ -1217,6 +1217,55 @@ const struct lt_cfi_row *lt_cfi_find(const struct lt_cfi_row *v, size_t n, uint6
 	return lo ? &v[lo - 1] : NULL;
 }
 
+uint32_t lt_cfi_index(const struct lt_cfi_row *v, size_t n, uint32_t *blk0, uint32_t **idx)
+{
+	uint64_t nblk;
+	size_t r = 0;
+	uint32_t *w;
+
+	*idx = NULL;
+	*blk0 = 0;
+	if (!n)
+		return 0;
+	*blk0 = v[0].pc >> LT_UW_BLK_SHIFT;
+	nblk = (uint64_t)(v[n - 1].pc >> LT_UW_BLK_SHIFT) - *blk0 + 1;
+	/* sparse rows (a few FDEs far apart): the whole search costs less memory than the words */
+	if (nblk > 4 * (uint64_t)n || !(w = malloc(nblk * sizeof(*w))))
+		return 0;
+	for (uint64_t k = 0; k < nblk; k++) {
+		uint64_t start = (*blk0 + k) << LT_UW_BLK_SHIFT;
+
+		while (r + 1 < n && v[r + 1].pc <= start)
+			r++;
+		w[k] = (uint32_t)r;
+	}
+	*idx = w;
+	return (uint32_t)nblk;
+}
+
+bool lt_cfi_index_range(const uint32_t *idx, uint32_t blk0, uint32_t nblk, size_t n, uint64_t vaddr,
+			size_t *lo, size_t *hi)
+{
+	uint64_t k = vaddr >> LT_UW_BLK_SHIFT;
+
+	*lo = 0;
+	*hi = n;
+	if (!nblk)
+		return true;
+	if (k < blk0)
+		return false;
+	k -= blk0;
+	if (k >= nblk) {
+		*lo = n - 1;
+		return true;
+	}
+	*lo = idx[k];
+	/* the row covering the next block's start covers no address of this block past it */
+	if (k + 1 < nblk)
+		*hi = idx[k + 1] + 1;
+	return true;
+}
+
 void lt_cfi_pack_x86(const struct lt_cfi_row *v, size_t n, struct lt_uw_row_x86 *out)
 {
 	for (size_t i = 0; i < n; i++)

@@ -113,6 +113,20 @@ void lt_cfi_rows_free(struct lt_cfi_rows *r);
 /* The row covering vaddr as the walker finds it (the last with pc <= vaddr), or NULL. */
 const struct lt_cfi_row *lt_cfi_find(const struct lt_cfi_row *v, size_t n, uint64_t vaddr);
 
+/*
+ * The block index of n rows (pc ascending; lt_unwind.h, LT_UW_BLK_SHIFT): *idx (malloc'd) gets
+ * one word per block from the first row's to the last's, the row covering the block's start (0
+ * where no row does yet), *blk0 the first row's block. The number of words, or 0 (and *idx NULL):
+ * no rows, the rows too sparse for an index worth its size (more words than 4 a row), or no
+ * memory: the walker then searches the rows whole.
+ */
+uint32_t lt_cfi_index(const struct lt_cfi_row *v, size_t n, uint32_t *blk0, uint32_t **idx);
+
+/* The rows of v that the walker searches for vaddr with the index (idx, blk0, nblk from
+ * lt_cfi_index; nblk 0: all of them): [*lo, *hi); false: vaddr is below the first block. */
+bool lt_cfi_index_range(const uint32_t *idx, uint32_t blk0, uint32_t nblk, size_t n, uint64_t vaddr,
+			size_t *lo, size_t *hi);
+
 /* n rows of an x86_64 file as the x86 walker reads them (8 bytes: exactly the compiled rule). */
 void lt_cfi_pack_x86(const struct lt_cfi_row *v, size_t n, struct lt_uw_row_x86 *out);
 

@@ -280,9 +280,10 @@ void lt_prof_uw_print(FILE *f, const struct lt_prof_uw *u, const uint64_t *c)
 		return;
 	}
 	fprintf(f,
-		"lowtrace: unwind: %llu files, %u rows (%.1f MiB for %.1f MiB of text) built in "
-		"%.0f ms;",
-		(unsigned long long)t->files, t->used,
+		"lowtrace: unwind: %llu files, %llu rows and %llu of block index (%.1f MiB for %.1f "
+		"MiB of text) built in %.0f ms;",
+		(unsigned long long)t->files, (unsigned long long)(t->used - t->idx_rows),
+		(unsigned long long)t->idx_rows,
 		t->used * (double)sizeof(struct lt_uw_row) / (1 << 20),
 		t->text_bytes / (double)(1 << 20), t->build_ns / 1e6);
 	for (int i = 0; i < LT_PC_SLOTS; i++)
@@ -307,7 +308,8 @@ void lt_prof_uw_json(struct lt_buf *b, const struct lt_prof_uw *u, const uint64_
 		if (lt_prof_uw_names[i])
 			lt_json_u64(b, lt_prof_uw_names[i], c[i]);
 	lt_json_u64(b, "files", u->t.files);
-	lt_json_u64(b, "rows", u->t.used);
+	lt_json_u64(b, "rows", u->t.used - u->t.idx_rows);
+	lt_json_u64(b, "index_rows", u->t.idx_rows);
 	lt_json_u64(b, "text_bytes", u->t.text_bytes);
 	lt_json_u64(b, "build_ns", u->t.build_ns);
 	lt_json_u64(b, "files_without_cfi", u->t.files_no_cfi);

@@ -54,6 +54,7 @@ void lt_syms_free(struct lt_syms *s)
 		free(e->loads);
 		free(e->image);
 		free(e->uw_rows);
+		free(e->uw_idx);
 		symtab_free(&e->syms);
 		free(e);
 	}

@@ -90,6 +90,7 @@ struct lt_uw_table {
 	uint64_t build_ns; /* time spent reading CFI and compiling rows */
 	uint64_t maps_over; /* executable mappings past LT_UW_MAPS in a process: frame pointers */
 	uint64_t cfi_bad; /* malformed CFI entries skipped */
+	uint64_t idx_rows; /* of used: the files' block indexes */
 };
 
 /*

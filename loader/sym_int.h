@@ -98,6 +98,8 @@ struct lt_elf {
 	bool uw_tried, uw_placed, uw_counted;
 	uint32_t uw_first, uw_count;
 	struct lt_uw_row *uw_rows; /* built, not yet placed (the table was full) */
+	/* its block index (lt_cfi_index): placed in the table's rows at uw_idx_at, before them */
+	uint32_t *uw_idx, uw_idx_at, uw_blk0, uw_nblk;
 };
 
 struct lt_mfile {

@@ -38,6 +38,7 @@ static void uw_build(struct lt_uw_table *t, struct lt_elf *e, uint32_t pid,
 	    (e->uw_rows = malloc(rows.n * sizeof(*e->uw_rows)))) {
 		if (!lt_cfi_pack(&rows, e->uw_rows)) {
 			e->uw_count = (uint32_t)rows.n;
+			e->uw_nblk = lt_cfi_index(rows.v, rows.n, &e->uw_blk0, &e->uw_idx);
 		} else {
 			free(e->uw_rows);
 			e->uw_rows = NULL;
@@ -54,23 +55,42 @@ static void uw_build(struct lt_uw_table *t, struct lt_elf *e, uint32_t pid,
 	t->build_ns += lt_now_ns(CLOCK_MONOTONIC) - t0;
 }
 
-/* Place e's rows into the table; false: they do not fit (or there are none). */
+/* Table rows the block index of e takes (its words packed into rows). */
+static uint32_t uw_idx_rows(const struct lt_elf *e)
+{
+	const uint32_t per = sizeof(struct lt_uw_row) / sizeof(uint32_t);
+
+	return (e->uw_nblk + per - 1) / per;
+}
+
+/* Place e's block index and rows into the table; false: they do not fit (or there are none). */
 static bool uw_place(struct lt_uw_table *t, struct lt_elf *e)
 {
+	uint32_t ni = uw_idx_rows(e);
+
 	if (e->uw_placed)
 		return e->uw_count;
 	if (!e->uw_rows)
 		return false;
-	if (t->cap - t->used < e->uw_count) {
+	if (t->cap - t->used < e->uw_count || t->cap - t->used - e->uw_count < ni) {
 		t->files_full++;
 		return false;
 	}
+	/* the last index row's spare words stay 0: the walker never reads past nblk */
+	memset(t->rows + t->used, 0, (size_t)ni * sizeof(*t->rows));
+	if (e->uw_nblk)
+		memcpy(t->rows + t->used, e->uw_idx, (size_t)e->uw_nblk * sizeof(*e->uw_idx));
+	e->uw_idx_at = t->used;
+	t->used += ni;
+	t->idx_rows += ni;
 	memcpy(t->rows + t->used, e->uw_rows, (size_t)e->uw_count * sizeof(*e->uw_rows));
 	e->uw_first = t->used;
 	t->used += e->uw_count;
 	e->uw_placed = true;
 	free(e->uw_rows);
 	e->uw_rows = NULL;
+	free(e->uw_idx);
+	e->uw_idx = NULL;
 	t->files++;
 	for (size_t i = 0; i < e->nloads; i++)
 		if (e->loads[i].exec)
@@ -144,6 +164,9 @@ int lt_syms_unwind(struct lt_syms *s, struct lt_uw_table *t, uint32_t tgid, stru
 		if (uw_place(t, e)) {
 			um->first = e->uw_first;
 			um->count = e->uw_count;
+			um->idx = e->uw_idx_at;
+			um->blk0 = e->uw_blk0;
+			um->nblk = e->uw_nblk;
 		}
 		out->n++;
 	}
@@ -167,7 +190,7 @@ uint64_t lt_syms_unwind_need(struct lt_syms *s, struct lt_uw_table *t, uint32_t 
 		if (!parse_maps_line(line, &m) || !(e = uw_elf(s, t, tgid, &m)))
 			continue;
 		if (!e->uw_placed && e->uw_rows && !e->uw_counted) {
-			need += e->uw_count;
+			need += e->uw_count + uw_idx_rows(e);
 			e->uw_counted = true;
 		}
 	}

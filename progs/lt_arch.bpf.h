@@ -7,6 +7,7 @@
  * bpf_probe_read_kernel of the same fields.
  *   LT_SYS_NR(regs)      the syscall's number (-1: none, e.g. some rt_sigreturn exits)
  *   LT_SYS_ARG0..4(regs) its first five arguments, valid at entry and at exit
+ *   LT_PE_USER(ctx)      a perf_event sample interrupted user mode (no kernel stack to walk)
  */
 #ifndef LT_ARCH_BPF_H
 #define LT_ARCH_BPF_H
@@ -19,6 +20,9 @@
 #define LT_SYS_ARG2(regs) ((regs)->dx)
 #define LT_SYS_ARG3(regs) ((regs)->r10)
 #define LT_SYS_ARG4(regs) ((regs)->r8)
+/* cs read whole: the context allows 8-byte loads only (newer headers make it a u16 of a union) */
+#define LT_PE_USER(ctx) \
+	(((const __u64 *)&(ctx)->regs)[__builtin_offsetof(struct pt_regs, cs) / 8] & 3)
 #elif defined(__TARGET_ARCH_arm64)
 /* arm64: the number in syscallno (an s32), arguments x0..x3; x0 becomes the return
  * value, so the first argument is read from orig_x0, its copy made at entry; x1..x4 stay */
@@ -28,6 +32,8 @@
 #define LT_SYS_ARG2(regs) ((regs)->regs[2])
 #define LT_SYS_ARG3(regs) ((regs)->regs[3])
 #define LT_SYS_ARG4(regs) ((regs)->regs[4])
+/* EL0, AArch64 or AArch32 (the kernel's user_mode) */
+#define LT_PE_USER(ctx) (((ctx)->regs.pstate & 0xf) == 0)
 #else
 #error "lowtrace's BPF programs are built for x86 or arm64 (-D__TARGET_ARCH_x86 or _arm64)"
 #endif

@@ -251,23 +251,25 @@ static __always_inline void lt_uw_stale(__u32 tgid)
 	bpf_ringbuf_submit(t, 0);
 }
 
-/* Add one sample of `ns` to lt_prof[k]; a full map is counted. */
-static __always_inline void lt_prof_add(const struct lt_prof_key *k, __u64 ns)
+/* Add one sample of `ns` to lt_prof[k]; a full map is counted. True: k was not there. */
+static __always_inline bool lt_prof_add(const struct lt_prof_key *k, __u64 ns)
 {
 	static const struct lt_prof_val zero;
 	struct lt_prof_val *v = bpf_map_lookup_elem(&lt_prof, k);
+	bool fresh = !v;
 
 	if (!v) {
 		bpf_map_update_elem(&lt_prof, k, &zero, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&lt_prof, k);
 		if (!v) {
 			lt_prof_inc(LT_PC_MAP_FULL);
-			return;
+			return true;
 		}
 	}
 	__sync_fetch_and_add(&v->count, 1);
 	if (ns)
 		__sync_fetch_and_add(&v->ns, ns);
+	return fresh;
 }
 
 #endif /* LT_PROF_BPF_H */

@@ -5,6 +5,7 @@
  * counts (process, comm, kernel stack, user stack) in lt_prof: userspace
  * reads aggregates at the end, not every sample. The idle task is skipped.
  */
+#include "lt_arch.bpf.h"
 #include "lt_prof.bpf.h"
 #include "lt_filter.bpf.h"
 
@@ -18,10 +19,12 @@ int lt_prof_cpu(struct bpf_perf_event_data *ctx)
 		return 0;
 	k.tgid = id >> 32;
 	bpf_get_current_comm(k.comm, sizeof(k.comm));
-	k.kstack = lt_stack_id(ctx, false, false);
+	/* interrupted in user mode: no kernel frames (the helper would find none, at a cost) */
+	k.kstack = LT_PE_USER(ctx) ? -EFAULT : lt_stack_id(ctx, false, false);
 	k.ustack = lt_stack_id(ctx, true, true);
 	lt_prof_inc(LT_PC_SAMPLES);
-	lt_prof_add(&k, 0);
-	lt_task_seen(k.tgid, k.comm);
+	/* a key seen before: its process was announced then */
+	if (lt_prof_add(&k, 0))
+		lt_task_seen(k.tgid, k.comm);
 	return 0;
 }

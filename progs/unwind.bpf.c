@@ -6,19 +6,55 @@
  */
 #include "lt_stack.bpf.h"
 
-/* The row of lt_uw_rows[first, first + count) that covers vaddr, or NULL. */
-static __always_inline const struct lt_uw_row *uw_row(__u32 first, __u32 count, __u64 vaddr)
+/* Word k of the block index that starts at row idx (lt_unwind.h), or -1. */
+static __always_inline __s64 uw_word(__u32 idx, __u32 k)
 {
-	const struct lt_uw_row *r;
-	__u32 lo = first, hi = first + count, mid;
+	const __u32 per = sizeof(struct lt_uw_row) / sizeof(__u32);
+	__u32 at = idx + k / per;
+	const __u32 *w = bpf_map_lookup_elem(&lt_uw_rows, &at);
 
-	r = bpf_map_lookup_elem(&lt_uw_rows, &lo);
+	return w ? w[k & (per - 1)] : -1;
+}
+
+/*
+ * The row of m's file that covers vaddr, or NULL: among the rows of vaddr's block only when the
+ * file has an index (loader/cfi.c's lt_cfi_index_range is this search's twin, unit-tested).
+ */
+static __always_inline const struct lt_uw_row *uw_row(const struct lt_uw_map *m, __u64 vaddr)
+{
+	__u32 lo = 0, hi = m->count, mid, abs;
+	__u64 k = vaddr >> LT_UW_BLK_SHIFT;
+	const struct lt_uw_row *r;
+	__s64 w;
+
+	if (m->nblk) {
+		if (k < m->blk0)
+			return NULL;
+		k -= m->blk0;
+		if (k >= m->nblk) {
+			lo = hi - 1;
+		} else {
+			w = uw_word(m->idx, k);
+			if (w < 0)
+				return NULL;
+			lo = w;
+			if (k + 1 < m->nblk) {
+				w = uw_word(m->idx, k + 1);
+				if (w < 0)
+					return NULL;
+				hi = w + 1;
+			}
+		}
+	}
+	abs = m->first + lo;
+	r = bpf_map_lookup_elem(&lt_uw_rows, &abs);
 	if (!r || r->pc > vaddr)
 		return NULL;
 	/* invariant: rows[lo].pc <= vaddr < rows[hi].pc; 2^26 rows at most */
 	for (int i = 0; i < 26 && hi - lo > 1; i++) {
 		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(&lt_uw_rows, &mid);
+		abs = m->first + mid;
+		r = bpf_map_lookup_elem(&lt_uw_rows, &abs);
 		if (!r)
 			return NULL;
 		if (r->pc <= vaddr)
@@ -26,7 +62,8 @@ static __always_inline const struct lt_uw_row *uw_row(__u32 first, __u32 count, 
 		else
 			hi = mid;
 	}
-	return bpf_map_lookup_elem(&lt_uw_rows, &lo);
+	abs = m->first + lo;
+	return bpf_map_lookup_elem(&lt_uw_rows, &abs);
 }
 
 /* The mapping of p that holds pc, or NULL. */
@@ -115,7 +152,7 @@ __noinline int lt_uw_step(__u32 depth)
 	if (m && m->count) {
 		vaddr = pc - m->bias;
 		if (vaddr <= 0xffffffffull)
-			r = uw_row(m->first, m->count, vaddr);
+			r = uw_row(m, vaddr);
 		if (r)
 			kind = r->kind & LT_UW_CFA_MASK;
 	}

@@ -1324,6 +1324,85 @@ static int rows_of_file(const char *path, struct lt_cfi_rows *r, struct lt_cfi_s
 	return err;
 }
 
+/* The walker's search with a block index (progs/unwind.bpf.c's uw_row): the range, then the
+ * binary search inside it with rows[lo].pc <= vaddr < rows[hi].pc. */
+static const struct lt_cfi_row *index_find(const struct lt_cfi_row *v, size_t n,
+					   const uint32_t *idx, uint32_t blk0, uint32_t nblk,
+					   uint64_t vaddr)
+{
+	size_t lo, hi;
+
+	if (!n || !lt_cfi_index_range(idx, blk0, nblk, n, vaddr, &lo, &hi) || hi > n || lo >= hi ||
+	    v[lo].pc > vaddr)
+		return NULL;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &v[lo];
+}
+
+/* Every address around every row, and between: the index finds what the whole search finds.
+ * Returns the addresses that differ; *words: the index's size (0: none). */
+static size_t index_check(const struct lt_cfi_row *v, size_t n, uint32_t *words)
+{
+	uint32_t *idx, blk0, nblk = lt_cfi_index(v, n, &blk0, &idx);
+	size_t bad = 0;
+
+	*words = nblk;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at[] = { v[i].pc,
+				  v[i].pc - 1ull,
+				  v[i].pc + 1ull,
+				  i + 1 < n ? (v[i].pc + (uint64_t)v[i + 1].pc) / 2
+					    : v[i].pc + 4096ull,
+				  (uint64_t)(v[i].pc | ((1u << LT_UW_BLK_SHIFT) - 1)),
+				  (uint64_t)(v[i].pc & ~((1u << LT_UW_BLK_SHIFT) - 1)) };
+
+		for (size_t j = 0; j < sizeof(at) / sizeof(at[0]); j++)
+			bad += index_find(v, n, idx, blk0, nblk, at[j]) != lt_cfi_find(v, n, at[j]);
+	}
+	bad += index_find(v, n, idx, blk0, nblk, 0) != lt_cfi_find(v, n, 0);
+	bad += index_find(v, n, idx, blk0, nblk, 0xffffffffull) != lt_cfi_find(v, n, 0xffffffffull);
+	free(idx);
+	return bad;
+}
+
+static void test_index(void)
+{
+	struct lt_cfi_row v[64] = {};
+	uint32_t words, *idx, blk0;
+	size_t n = 0;
+
+	/* rows on a block's start, several in one block, a block with none, one far above */
+	for (uint32_t pc = 0x1000; pc < 0x1400; pc += 0x30)
+		v[n++].pc = pc;
+	v[n++].pc = 0x1500;
+	v[n++].pc = 0x1501;
+	v[n++].pc = 0x1800;
+	ok(!index_check(v, n, &words) && words == (0x1800 >> LT_UW_BLK_SHIFT) - 0x10 + 1,
+	   "index: dense rows, every address as the whole search (%u words)", words);
+	ok(!index_check(v, 1, &words) && words == 1, "index: one row");
+	{
+		/* self-check: a word one row late hides the row that covers its block's start */
+		uint32_t nblk = lt_cfi_index(v, n, &blk0, &idx), k = 2;
+		uint64_t at = (uint64_t)(blk0 + k) << LT_UW_BLK_SHIFT;
+
+		idx[k]++;
+		ok(nblk > k && index_find(v, n, idx, blk0, nblk, at) != lt_cfi_find(v, n, at),
+		   "index: self-check, a word one row late is noticed");
+		free(idx);
+	}
+	v[n++].pc = 0x10000000;
+	ok(lt_cfi_index(v, n, &blk0, &idx) == 0 && !idx && !index_check(v, n, &words),
+	   "index: rows too sparse get none, the whole search stands");
+	ok(lt_cfi_index(v, 0, &blk0, &idx) == 0 && !idx, "index: no rows, none");
+}
+
 static void cross_check(const char *file, bool perturb, size_t min_checked, size_t min_debug)
 {
 	struct xfile x = { 0 };
@@ -1350,6 +1429,15 @@ static void cross_check(const char *file, bool perturb, size_t min_checked, size
 	x.a64 = r.machine == EM_AARCH64;
 	ok(well_formed(&r) && !st.bad_entries, "%s: rows well formed, no bad entries (%llu)", path,
 	   (unsigned long long)st.bad_entries);
+	{
+		uint32_t words;
+		size_t bad = index_check(r.v, r.n, &words);
+
+		ok(!bad && words,
+		   "%s: the block index finds every row's addresses as the whole"
+		   " search (%u words for %zu rows; %zu differ)",
+		   path, words, r.n, bad);
+	}
 	c = compare(&x, r.v, r.n, false);
 	printf("# %s: readelf: %zu rows of %zu FDEs; %zu checked (%zu FDEs of no table of their"
 	       " own by their CIE's), %zu FDE ends, %zu skipped (FDE not used or row outside it);"
@@ -1547,6 +1635,7 @@ int main(void)
 	test_not_x86();
 	test_a64();
 	test_vdso();
+	test_index();
 	test_no_sections(LIBDIR "/libc.so.6");
 
 	cross_check(LIBDIR "/libc.so.6", true, 10000, 0);
