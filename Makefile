@@ -362,7 +362,8 @@ $(BUILD)/bench/%.bpf.o: bench/%.bpf.c
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 # profiled by the benches: the peers walk their stacks by frame pointer
-$(BUILD)/bench/cpuwork $(BUILD)/bench/mallocloop: BENCH_CFLAGS := -fno-omit-frame-pointer
+# (peerwork: the profile row's spin, "with frame pointers" as the profilers are compared)
+$(BUILD)/bench/cpuwork $(BUILD)/bench/mallocloop $(BUILD)/bench/peerwork: BENCH_CFLAGS := -fno-omit-frame-pointer
 $(BUILD)/bench/peerwork: BENCH_LIBS := -lpthread
 $(BUILD)/bench/floor: BENCH_LIBS = $(LIBBPF_LIBS)
 $(BUILD)/bench/ringfill: BENCH_LIBS = $(LIBBPF_LIBS)

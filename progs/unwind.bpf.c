@@ -17,15 +17,42 @@ static __always_inline __s64 uw_word(__u32 idx, __u32 k)
 }
 
 /*
+ * The last row of lt_uw_rows[first + lo, first + hi) whose pc is at most vaddr (the first's is),
+ * as an index from first, or -1. A global function: the verifier walks its loop once, not once
+ * for each way uw_row comes to it (inline, the index's branches made loading alloc's five
+ * programs 5x slower).
+ */
+__noinline int lt_uw_search(__u32 first, __u32 lo, __u32 hi, __u64 vaddr)
+{
+	const struct lt_uw_row *r;
+	__u32 mid, abs;
+
+	/* invariant: rows[lo].pc <= vaddr < rows[hi].pc; 2^26 rows at most */
+	for (int i = 0; i < 26 && hi - lo > 1; i++) {
+		mid = lo + (hi - lo) / 2;
+		abs = first + mid;
+		r = bpf_map_lookup_elem(&lt_uw_rows, &abs);
+		if (!r)
+			return -1;
+		if (r->pc <= vaddr)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * The row of m's file that covers vaddr, or NULL: among the rows of vaddr's block only when the
  * file has an index (loader/cfi.c's lt_cfi_index_range is this search's twin, unit-tested).
  */
 static __always_inline const struct lt_uw_row *uw_row(const struct lt_uw_map *m, __u64 vaddr)
 {
-	__u32 lo = 0, hi = m->count, mid, abs;
+	__u32 lo = 0, hi = m->count, abs;
 	__u64 k = vaddr >> LT_UW_BLK_SHIFT;
 	const struct lt_uw_row *r;
 	__s64 w;
+	int at;
 
 	if (m->nblk) {
 		if (k < m->blk0)
@@ -50,19 +77,10 @@ static __always_inline const struct lt_uw_row *uw_row(const struct lt_uw_map *m,
 	r = bpf_map_lookup_elem(&lt_uw_rows, &abs);
 	if (!r || r->pc > vaddr)
 		return NULL;
-	/* invariant: rows[lo].pc <= vaddr < rows[hi].pc; 2^26 rows at most */
-	for (int i = 0; i < 26 && hi - lo > 1; i++) {
-		mid = lo + (hi - lo) / 2;
-		abs = m->first + mid;
-		r = bpf_map_lookup_elem(&lt_uw_rows, &abs);
-		if (!r)
-			return NULL;
-		if (r->pc <= vaddr)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	abs = m->first + lo;
+	at = lt_uw_search(m->first, lo, hi, vaddr);
+	if (at < 0)
+		return NULL;
+	abs = m->first + at;
 	return bpf_map_lookup_elem(&lt_uw_rows, &abs);
 }
 
