@@ -42,6 +42,29 @@ start_spin() {
 	[ "${BASH_REMATCH[1]}" -le $((total / 10)) ]
 }
 
+@test "profile: samples taken in the kernel carry kernel frames, samples in user space none" {
+	# dd zeroes 4 MiB a read in the kernel (read_zero): nearly all its samples are in kernel mode
+	dd if=/dev/zero of=/dev/null bs=4M count=100000000 2>/dev/null 3>&- &
+	WL=$!
+	bg_track "$WL"
+	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 2
+	local out=$BATS_TEST_TMPDIR/folded k t
+	printf '%s\n' "$output" >"$out"
+	k=$(folded_sum '_\[k\]' "$out")
+	t=$(folded_sum '.' "$out")
+	echo "dd: $k of $t samples with kernel frames" >&3
+	[ "$t" -gt 50 ] && [ $((k * 10)) -ge $((t * 8)) ]
+	kill "$WL"
+	# the spin loop makes no system call: its samples interrupt user mode, no kernel walk
+	start_spin spin 30
+	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 2
+	printf '%s\n' "$output" >"$out"
+	k=$(folded_sum '_\[k\]' "$out")
+	t=$(folded_sum '.' "$out")
+	echo "spin: $k of $t samples with kernel frames" >&3
+	[ "$t" -gt 50 ] && [ $((k * 10)) -le "$t" ]
+}
+
 @test "profile --off-cpu: blocked nanoseconds under lt_block_sleep, through the kernel's sleep" {
 	start_spin sleep 30
 	run --separate-stderr -0 "$LT" profile --off-cpu -p "$WL" --duration 2
