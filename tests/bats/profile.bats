@@ -47,7 +47,7 @@ start_spin() {
 	dd if=/dev/zero of=/dev/null bs=4M count=100000000 2>/dev/null 3>&- &
 	WL=$!
 	bg_track "$WL"
-	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 2
+	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 1
 	local out=$BATS_TEST_TMPDIR/folded k t
 	printf '%s\n' "$output" >"$out"
 	k=$(folded_sum '_\[k\]' "$out")
@@ -57,7 +57,7 @@ start_spin() {
 	kill "$WL"
 	# the spin loop makes no system call: its samples interrupt user mode, no kernel walk
 	start_spin spin 30
-	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 2
+	run --separate-stderr -0 "$LT" profile -F 199 -p "$WL" --duration 1
 	printf '%s\n' "$output" >"$out"
 	k=$(folded_sum '_\[k\]' "$out")
 	t=$(folded_sum '.' "$out")
