@@ -166,9 +166,12 @@ int lt_proc_find_func(uint32_t pid, const char *name, char *path, size_t path_le
 	/* not found: name the library the caller expected it in */
 	if (fallback >= 0 && loader_path(pid, &cands[fallback], path, path_len))
 		path[0] = 0;
-	/* a dynamic executable with no library mapped: exec or ld.so has not finished */
+	/*
+	 * a dynamic executable with no libc mapped: exec or ld.so has not finished. ld.so maps an
+	 * LD_PRELOAD before the program's own libraries, so a library alone proves nothing
+	 */
 	for (size_t i = 0; i < n && starting; i++)
-		starting = cands[i].cls == CLASS_EXE || cands[i].cls == CLASS_LDSO;
+		starting = cands[i].cls != CLASS_LIBC;
 	/* p still names /proc/PID/exe */
 	if (starting && have_exe && elf_has_interp(p))
 		err = -EAGAIN;

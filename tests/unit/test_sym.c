@@ -630,10 +630,11 @@ static void test_preload(void)
 		execle("/bin/sleep", "sleep", "30", (char *)NULL, env);
 		_exit(127);
 	}
-	/* the comm changes at exec, before the dynamic linker maps the preload */
-	for (int i = 0; pid > 0 && i < 500 && !maps_contain(pid, "libmemusage"); i++)
+	/* the comm changes at exec, before the dynamic linker maps the preload, then libc */
+	for (int i = 0; pid > 0 && i < 500 && !maps_contain(pid, "/libc.so"); i++)
 		usleep(10000);
-	if (pid < 0 || !wait_comm(pid, "sleep") || !maps_contain(pid, "libmemusage")) {
+	if (pid < 0 || !wait_comm(pid, "sleep") || !maps_contain(pid, "libmemusage") ||
+	    !maps_contain(pid, "/libc.so")) {
 		ok(0, "child with LD_PRELOAD did not start");
 		if (pid > 0)
 			reap(pid);
@@ -757,6 +758,62 @@ static void test_find_starting(void)
 }
 
 /*
+ * ld.so maps an LD_PRELOAD before the program's libraries: stopped at each system call of a
+ * preloaded start, a lookup between the preload's mapping and libc's is "still starting"
+ * (-EAGAIN), never "not found" (CI once read posix_memalign as missing there), and malloc is
+ * already the preload's
+ */
+static void test_find_preload_starting(void)
+{
+	static const char lib[] = MULTIARCH_LIB "/libmemusage.so";
+	char *const env[] = { "LD_PRELOAD=" MULTIARCH_LIB "/libmemusage.so", NULL };
+	int st, r, between = 0, bad_mem = 0, bad_malloc = 0, r_after = -1;
+	char path[4096], mpath[4096] = "";
+	uint64_t off, start, pgoff;
+	pid_t pid;
+
+	if (access(lib, R_OK)) {
+		ok(1, "# skip no %s", lib);
+		return;
+	}
+	pid = fork();
+	if (!pid) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execle("/bin/sleep", "sleep", "30", (char *)NULL, env);
+		_exit(127);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+		ok(0, "child with LD_PRELOAD did not stop at its exec");
+		return;
+	}
+	/* every system call stop of ld.so until libc's code is mapped (a few dozen) */
+	for (int i = 0; i < 2000 && !exec_map(pid, "/libc.so.6", &start, &pgoff); i++) {
+		if (exec_map(pid, "/libmemusage.so", &start, &pgoff)) {
+			between++;
+			r = lt_proc_find_func(pid, "posix_memalign", path, sizeof(path), &off);
+			bad_mem += r != -EAGAIN;
+			r = lt_proc_find_func(pid, "malloc", mpath, sizeof(mpath), &off);
+			bad_malloc += r != 0 || !ends_with(mpath, "/libmemusage.so");
+		}
+		if (ptrace(PTRACE_SYSCALL, pid, NULL, NULL) || waitpid(pid, &st, 0) != pid ||
+		    !WIFSTOPPED(st))
+			break;
+	}
+	if (exec_map(pid, "/libc.so.6", &start, &pgoff))
+		r_after = lt_proc_find_func(pid, "posix_memalign", path, sizeof(path), &off);
+	ok(between && !bad_mem,
+	   "the preload's code mapped, libc's not yet: posix_memalign still starting at %d of %d "
+	   "stops",
+	   between - bad_mem, between);
+	ok(between && !bad_malloc, "and malloc the preload's: %s (%d of %d stops wrong)", mpath,
+	   bad_malloc, between);
+	ok(r_after == 0 && ends_with(path, "/libc.so.6"),
+	   "libc mapped: posix_memalign is libc's: %s", path);
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+}
+
+/*
  * A process that execs while its maps are read (a shell's child between its redirections and
  * its exec): the files of the old image vanish from map_files under the reader. That must read
  * as "still starting" (-EAGAIN, the caller asks again), never as "no malloc" (-ENOENT). The
@@ -846,6 +903,7 @@ static void test_find_func(const char *comm)
 	snprintf(path2, sizeof(path2), "%s", path);
 	ok(lt_elf_find_func("/nonexistent/lib.so", "malloc", &off) == -ENOENT, "no such file");
 	test_preload();
+	test_find_preload_starting();
 	ok(lt_elf_find_func("/proc/self/status", "malloc", &off) == -ENOEXEC &&
 		   lt_elf_find_func("/dev/null", "malloc", &off) == -ENOEXEC,
 	   "not ELF, not a regular file");
