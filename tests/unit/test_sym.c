@@ -617,7 +617,7 @@ static void test_preload(void)
 	static const char lib[] = MULTIARCH_LIB "/libmemusage.so";
 	char *const env[] = { "LD_PRELOAD=" MULTIARCH_LIB "/libmemusage.so", NULL };
 	char path[4096];
-	uint64_t off = 0, off2 = 1;
+	uint64_t off = 0, off2 = 1, start, pgoff;
 	pid_t pid;
 	int r;
 
@@ -630,11 +630,17 @@ static void test_preload(void)
 		execle("/bin/sleep", "sleep", "30", (char *)NULL, env);
 		_exit(127);
 	}
-	/* the comm changes at exec, before the dynamic linker maps the preload, then libc */
-	for (int i = 0; pid > 0 && i < 500 && !maps_contain(pid, "/libc.so"); i++)
-		usleep(10000);
-	if (pid < 0 || !wait_comm(pid, "sleep") || !maps_contain(pid, "libmemusage") ||
-	    !maps_contain(pid, "/libc.so")) {
+	/*
+	 * the comm changes at exec, before the dynamic linker maps the preload, then libc's code
+	 * (before the exec, the forked child maps this program's libc)
+	 */
+	if (pid > 0 && wait_comm(pid, "sleep"))
+		for (int i = 0; i < 500 && !(exec_map(pid, "/libmemusage.so", &start, &pgoff) &&
+					     exec_map(pid, "/libc.so.6", &start, &pgoff));
+		     i++)
+			usleep(10000);
+	if (pid < 0 || !exec_map(pid, "/libmemusage.so", &start, &pgoff) ||
+	    !exec_map(pid, "/libc.so.6", &start, &pgoff)) {
 		ok(0, "child with LD_PRELOAD did not start");
 		if (pid > 0)
 			reap(pid);
