@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 
@@ -154,6 +155,15 @@ static int attach_syscalls(struct lt_suite *s, size_t i, int k, struct bpf_progr
 	return LT_OK;
 }
 
+/* exec's ancestry: processes started from now on have an entry (progs/exec.bpf.c) */
+static void set_anc_since(struct lt_suite *s)
+{
+	struct timespec ts;
+
+	if (s->skel->bss && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+		s->skel->bss->lt_anc_since = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static int load_attach(struct lt_suite *s)
 {
 	struct bpf_program *p;
@@ -232,6 +242,7 @@ static int load_attach(struct lt_suite *s)
 						strerror(errno));
 		}
 	}
+	set_anc_since(s);
 	err = lt_sweep_base(s, bpf_map__fd(s->skel->maps.lt_stats));
 	if (err)
 		return err;

@@ -83,8 +83,15 @@ struct {
 
 /* load --ancestors: how many an exec record names */
 const volatile __u32 lt_cfg_ancestors = LT_ANC_DEFAULT;
-/* the boot-time clock at load: an ancestor started since had an entry (else: not seeded) */
+/* the boot-time clock at load: the base of the seed's exec_ids */
 const volatile __u64 lt_cfg_load_ns = 0;
+/*
+ * The boot-time clock once exec and fork are attached (the loader sets it after the attach, 0
+ * before): an ancestor with no entry that started later was evicted or skipped (missing); one
+ * started before it, even after the load's clock, was never seen (unknown: it forked between
+ * the seed's walk of /proc and the attach, which a busy host does)
+ */
+volatile __u64 lt_anc_since = 0;
 
 static __always_inline struct lt_anc_stat *anc_stat(void)
 {
@@ -156,7 +163,7 @@ __noinline int lt_anc_step(__u32 level, __u32 i)
 		*(__u64 *)(void *)a->name = 0;
 		/* evicted, if it started after the load; else never seen */
 		st = anc_stat();
-		if (st && BPF_CORE_READ(t, start_boottime) > lt_cfg_load_ns)
+		if (st && lt_anc_since && BPF_CORE_READ(t, start_boottime) > lt_anc_since)
 			__sync_fetch_and_add(&st->missing, 1);
 		else if (st)
 			__sync_fetch_and_add(&st->unknown, 1);

@@ -96,6 +96,32 @@ t.join()' "$MARK" &
 	assert_output "[$holder,\"$(readlink /proc/$BASHPID/exe)\",true]"
 }
 
+@test "born between the seed and the attach: their children's execs count them unknown, not missing" {
+	# two loops fork subshells without pause across a load; each subshell runs /bin/true a
+	# moment later. Some start after the load's clock and the seed's walk of /proc, before fork
+	# and exec are attached: no entry, never seen (unknown); "missing" is for the evicted. The
+	# build before the fix: 10 missing here (0 unknown), as CI's busy host had 1
+	local w pids=()
+	for w in 1 2; do
+		bash -c 'while :; do (sleep 0.3; /bin/true; :) & done' 3>&- &
+		pids+=($!)
+		bg_track "$!"
+	done
+	sleep 1
+	run -0 "$LT" load
+	sleep 1.5
+	kill "${pids[@]}"
+	for w in "${pids[@]}"; do
+		wait_rc "$w" 10
+	done
+	# the last subshells' /bin/true
+	sleep 0.5
+	run -0 status_json
+	run -0 jq -c '.ancestry | [.missing, .unknown, .execs]' <<<"$output"
+	echo "# [missing, unknown, execs]: $output" >&3
+	run -0 jq -e '.[0] == 0 and .[2] > 0' <<<"$output"
+}
+
 @test "load --replace: running processes keep their exec_ids (an exec's, a seed's)" {
 	run -0 "$LT" load --probes exec
 	events_bg "$OUT" --json --type exec --follow
