@@ -99,27 +99,29 @@ t.join()' "$MARK" &
 @test "born between the seed and the attach: their children's execs count them unknown, not missing" {
 	# two loops fork subshells without pause across a load; each subshell runs /bin/true a
 	# moment later. Some start after the load's clock and the seed's walk of /proc, before fork
-	# and exec are attached: no entry, never seen (unknown); "missing" is for the evicted. The
-	# build before the fix: 10 missing here (0 unknown), as CI's busy host had 1
-	local w pids=()
+	# and exec are attached: no entry, never seen (unknown); "missing" is for the evicted, and
+	# for forks and execs the kernel skipped the ancestry's programs for (7.x, preempted). The
+	# build before the fix: 6 to 10 missing here, no skips (CI's busy host had 1). The emulated
+	# guests fork ~20 times slower and a load takes seconds there: fewer forks, a slower pace
+	local w n=300 pause=0 pids=() skipped
+	[ -z "${VM_RESULTS:-}" ] || n=40 pause=0.02
 	for w in 1 2; do
-		bash -c 'while :; do (sleep 0.3; /bin/true; :) & done' 3>&- &
+		bash -c 'for ((i = 0; i < $1; i++)); do (sleep 0.3; /bin/true; :) & [ "$2" = 0 ] || sleep "$2"; done; wait' \
+			bash "$n" "$pause" 3>&- &
 		pids+=($!)
 		bg_track "$!"
 	done
+	# (the storm at its pace first: the window is hit while it runs steadily)
 	sleep 1
 	run -0 "$LT" load
-	sleep 1.5
-	kill "${pids[@]}"
 	for w in "${pids[@]}"; do
-		wait_rc "$w" 10
+		wait_rc "$w" 120
 	done
-	# the last subshells' /bin/true
-	sleep 0.5
 	run -0 status_json
 	run -0 jq -c '.ancestry | [.missing, .unknown, .execs]' <<<"$output"
-	echo "# [missing, unknown, execs]: $output" >&3
-	run -0 jq -e '.[0] == 0 and .[2] > 0' <<<"$output"
+	skipped=$(bpftool -j prog show | jq '[.[] | select(.name | startswith("lt_exec")) | .recursion_misses // 0] | add')
+	echo "# [missing, unknown, execs]: $output; the ancestry's programs skipped $skipped times" >&3
+	run -0 jq -e --argjson k "$skipped" '.[0] <= $k and .[2] > 0' <<<"$output"
 }
 
 @test "load --replace: running processes keep their exec_ids (an exec's, a seed's)" {
