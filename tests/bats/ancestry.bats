@@ -101,21 +101,25 @@ t.join()' "$MARK" &
 	# moment later. Some start after the load's clock and the seed's walk of /proc, before fork
 	# and exec are attached: no entry, never seen (unknown); "missing" is for the evicted, and
 	# for forks and execs the kernel skipped the ancestry's programs for (7.x, preempted). The
-	# build before the fix: 6 to 10 missing here, no skips (CI's busy host had 1). The emulated
+	# build before the fix: 9 and 12 missing here, no skips (CI's busy host had 1). The emulated
 	# guests fork ~20 times slower and a load takes seconds there: fewer forks, a slower pace
-	local w n=300 pause=0 pids=() skipped
-	[ -z "${VM_RESULTS:-}" ] || n=40 pause=0.02
+	local w n=1000 pause=0 pids=() skipped stop=$BATS_TEST_TMPDIR/stop
+	[ -z "${VM_RESULTS:-}" ] || n=200 pause=0.05
 	for w in 1 2; do
-		bash -c 'for ((i = 0; i < $1; i++)); do (sleep 0.3; /bin/true; :) & [ "$2" = 0 ] || sleep "$2"; done; wait' \
-			bash "$n" "$pause" 3>&- &
+		bash -c 'i=0; while ((i++ < $1)) && [ ! -e "$3" ]; do
+			(sleep 0.3; /bin/true; :) & [ "$2" = 0 ] || sleep "$2"; done; wait' \
+			bash "$n" "$pause" "$stop" 3>&- &
 		pids+=($!)
 		bg_track "$!"
 	done
-	# (the storm at its pace first: the window is hit while it runs steadily)
+	# (the storm at its pace first: the window is hit while it runs steadily; then a second
+	# more of it after the attach)
 	sleep 1
 	run -0 "$LT" load
+	sleep 1
+	touch "$stop"
 	for w in "${pids[@]}"; do
-		wait_rc "$w" 120
+		wait_rc "$w" 60
 	done
 	run -0 status_json
 	run -0 jq -c '.ancestry | [.missing, .unknown, .execs]' <<<"$output"
