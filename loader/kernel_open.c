@@ -213,14 +213,10 @@ static void set_bio(struct lt_suite *s)
 	bpf_map__set_max_entries(k->maps.lt_bio_idx, 1);
 }
 
-/* exec's ancestry: how many ancestors, the LRU of images, the load's boot-time clock */
+/* exec's ancestry: how many ancestors, the LRU of images */
 static void set_ancestry(struct lt_suite *s, const struct lt_load_opts *o)
 {
-	struct timespec ts;
-
 	s->skel->rodata->lt_cfg_ancestors = o->ancestors;
-	if (clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
-		s->skel->rodata->lt_cfg_load_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 	bpf_map__set_max_entries(s->skel->maps.lt_procs,
 				 o->max_procs ? o->max_procs : LT_PROCS_DEFAULT);
 }

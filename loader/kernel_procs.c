@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -97,7 +98,8 @@ static bool old_entry(int fd, uint32_t pid, struct lt_proc *v)
 int lt_seed_procs(struct lt_suite *s)
 {
 	int fd = bpf_map__fd(s->skel->maps.lt_procs), proc, old;
-	uint64_t base = s->skel->rodata->lt_cfg_load_ns & ~LT_EXEC_ID_CPU, i = 0;
+	uint64_t base, i = 0;
+	struct timespec ts;
 	struct dirent *de;
 	DIR *d;
 
@@ -112,6 +114,9 @@ int lt_seed_procs(struct lt_suite *s)
 				strerror(errno));
 	}
 	old = old_procs(s);
+	/* the seed's exec_ids count down from now, before the attach: below every exec's */
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	base = ((uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec) & ~LT_EXEC_ID_CPU;
 	while ((de = readdir(d))) {
 		uint32_t pid = proc_pid(de->d_name);
 		char buf[LT_ANC_NAME + 1];
@@ -135,7 +140,7 @@ int lt_seed_procs(struct lt_suite *s)
 		memcpy(v.name, buf, n);
 		v.name_len = n;
 		v.flags = LT_ANC_SEEDED | (cut ? LT_ANC_NAME_TRUNC : 0);
-		/* counted down from the load's time, all 12 CPU bits set: no exec's */
+		/* counted down from the seed's time, all 12 CPU bits set: no exec's */
 		v.exec_id = (base - (++i << 12)) | LT_EXEC_ID_CPU;
 		/* NOEXIST: an exec since the attach wrote the better one; a full LRU makes room */
 		bpf_map_update_elem(fd, &pid, &v, BPF_NOEXIST);

@@ -83,12 +83,10 @@ struct {
 
 /* load --ancestors: how many an exec record names */
 const volatile __u32 lt_cfg_ancestors = LT_ANC_DEFAULT;
-/* the boot-time clock at load: the base of the seed's exec_ids */
-const volatile __u64 lt_cfg_load_ns = 0;
 /*
  * The boot-time clock once exec and fork are attached (the loader sets it after the attach, 0
  * before): an ancestor with no entry that started later was evicted or skipped (missing); one
- * started before it, even after the load's clock, was never seen (unknown: it forked between
+ * started before it was never seen (unknown: it forked between
  * the seed's walk of /proc and the attach, which a busy host does)
  */
 volatile __u64 lt_anc_since = 0;

@@ -60,8 +60,8 @@ start_spin() {
 	t=$(folded_sum '^spin;' "$out")
 	echo "spin: $k of $t samples with kernel frames" >&3
 	# (beside dd and the profiler on two emulated CPUs the spin takes its interrupts and
-	# switches in kernel mode: 10 and 24 of about 200 in 6.12 guests; every one with a user
-	# sample's kernel walk)
+	# switches in kernel mode: 10 and 24 of about 200 in 6.12 guests; a kernel walk of its
+	# user-mode samples would give every one kernel frames)
 	[ "$t" -gt 50 ] && [ $((k * 4)) -le "$t" ]
 }
 

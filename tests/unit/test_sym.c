@@ -611,11 +611,28 @@ static void test_kernel(struct lt_syms *s)
 #define MULTIARCH_LIB "/lib/x86_64-linux-gnu"
 #endif
 
+/* glibc's malloc-tracing library, an LD_PRELOAD that defines malloc and calloc, not all */
+#define PRELOAD_LIB MULTIARCH_LIB "/libmemusage.so"
+
+/* `sleep 30` with PRELOAD_LIB preloaded, stopped at its exec when traced; -1 on failure */
+static pid_t spawn_preloaded(bool traced)
+{
+	char *const env[] = { "LD_PRELOAD=" PRELOAD_LIB, NULL };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (traced)
+			ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execle("/bin/sleep", "sleep", "30", (char *)NULL, env);
+		_exit(127);
+	}
+	return pid;
+}
+
 /* an LD_PRELOADed malloc (glibc's libmemusage.so) wins over libc's, as in the dynamic linker */
 static void test_preload(void)
 {
-	static const char lib[] = MULTIARCH_LIB "/libmemusage.so";
-	char *const env[] = { "LD_PRELOAD=" MULTIARCH_LIB "/libmemusage.so", NULL };
+	const char *lib = PRELOAD_LIB;
 	char path[4096];
 	uint64_t off = 0, off2 = 1, start, pgoff;
 	pid_t pid;
@@ -625,11 +642,7 @@ static void test_preload(void)
 		ok(1, "# skip no %s", lib);
 		return;
 	}
-	pid = fork();
-	if (pid == 0) {
-		execle("/bin/sleep", "sleep", "30", (char *)NULL, env);
-		_exit(127);
-	}
+	pid = spawn_preloaded(false);
 	/*
 	 * the comm changes at exec, before the dynamic linker maps the preload, then libc's code
 	 * (before the exec, the forked child maps this program's libc)
@@ -771,23 +784,16 @@ static void test_find_starting(void)
  */
 static void test_find_preload_starting(void)
 {
-	static const char lib[] = MULTIARCH_LIB "/libmemusage.so";
-	char *const env[] = { "LD_PRELOAD=" MULTIARCH_LIB "/libmemusage.so", NULL };
 	int st, r, between = 0, bad_mem = 0, bad_malloc = 0, r_after = -1;
 	char path[4096], mpath[4096] = "";
 	uint64_t off, start, pgoff;
 	pid_t pid;
 
-	if (access(lib, R_OK)) {
-		ok(1, "# skip no %s", lib);
+	if (access(PRELOAD_LIB, R_OK)) {
+		ok(1, "# skip no %s", PRELOAD_LIB);
 		return;
 	}
-	pid = fork();
-	if (!pid) {
-		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
-		execle("/bin/sleep", "sleep", "30", (char *)NULL, env);
-		_exit(127);
-	}
+	pid = spawn_preloaded(true);
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
 		ok(0, "child with LD_PRELOAD did not stop at its exec");
 		return;
