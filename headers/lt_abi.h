@@ -579,7 +579,8 @@ struct lt_tcp_conn {
 	__u8 syn_acked; /* connect side, established: bytes_acked counted our SYN */
 	__u8 last; /* the last state a program handled: the next ones compare (conn_taken) */
 	__u8 listener; /* tracked so that every change leaves a trace: no record */
-	__u8 _pad0[6];
+	__u8 by_tp; /* lt_tcp_tp handled `last`: lt_tcp after it gives the recovered back */
+	__u8 _pad0[5];
 	char comm[LT_COMM_LEN];
 	struct lt_tcp_addr addr; /* taken at ESTABLISHED: by CLOSE the port may be released */
 	__u64 cgroup_id; /* the owner's */

@@ -208,19 +208,36 @@ static __always_inline int fill_addr(struct lt_tcp_addr *a, const struct sock *s
 	return 0;
 }
 
-/*
- * One state change. False when nothing could be done about it: a new
- * connection found no room (counted as a drop by the first program to run;
- * a later one, `nested`, cannot tell whether that one counted it and leaves it
- * to the kernel's miss count), or the socket is not tracked. `mark`: a close
- * leaves the entry closed for the programs after this one (conn_done).
- */
-static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int newstate,
-				      bool nested, bool mark)
+enum {
+	/* a program that may run after another one (lt_tcp_nest, lt_tcp_tp) */
+	LT_TCP_NESTED = 1,
+	/* a close leaves the entry closed for the program after this one (conn_done) */
+	LT_TCP_MARK = 2,
+	/* lt_tcp_tp: noted in the entry (by_tp) for an lt_tcp after it */
+	LT_TCP_BY_TP = 4,
+};
+
+static __always_inline bool tcp_opens(int newstate)
 {
-	struct lt_tcp_conn *c, n = {};
+	return newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_ || newstate == TCP_LISTEN_;
+}
+
+/*
+ * One state change; `c` is the socket's entry (conn_entry) for a change that is
+ * no open. False when nothing could be done about it: a new connection found no
+ * room (counted as a drop by the first program to run; a later one, LT_TCP_NESTED,
+ * cannot tell whether that one counted it and leaves it to the kernel's miss
+ * count), or the socket is not tracked. `how`: LT_TCP_* above.
+ */
+static __always_inline bool tcp_state(const struct sock *sk, struct lt_tcp_conn *c, int oldstate,
+				      int newstate, __u32 how)
+{
+	bool nested = how & LT_TCP_NESTED;
+	struct lt_tcp_conn n = {};
 	struct tcp_sock *tp;
 	struct lt_tcp *r;
+
+	n.by_tp = !!(how & LT_TCP_BY_TP);
 
 	if (newstate == TCP_LISTEN_) {
 		/* no record, but a takeover can then tell a change the kernel skipped
@@ -250,12 +267,12 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 		conn_open_failed(sk);
 		return false;
 	}
-	c = conn_entry(sk);
 	if (!c && newstate == TCP_CLOSE_ && oldstate != TCP_LISTEN_ && !nested)
 		conn_untracked_close(sk);
 	if (!c || !c->start_ns)
 		return false; /* opened before the probe was loaded, or with no program run */
 	c->last = newstate;
+	c->by_tp = n.by_tp;
 	if (newstate == TCP_ESTABLISHED_) {
 		fill_addr(&c->addr, sk);
 		c->syn_acked = oldstate == TCP_SYN_SENT_;
@@ -307,7 +324,7 @@ static __always_inline bool tcp_state(const struct sock *sk, int oldstate, int n
 	__builtin_memcpy(r->comm, c->comm, sizeof(r->comm));
 	lt_submit(LT_PROBE_TCP, r);
 out:
-	conn_done(sk, c, mark);
+	conn_done(sk, c, how & LT_TCP_MARK);
 	return true;
 }
 
@@ -326,21 +343,18 @@ out:
  * is run by perf with preemption disabled and takes over what both missed
  * (the loader attaches it there, with the sockets in the hash: a classic
  * tracepoint program cannot reach socket storage). Perf keeps its place on
- * the tracepoint from its first user, so after load --replace lt_tcp_tp runs
- * FIRST: each CPU notes which level ran first (lt_tcp_first), and then
- * lt_tcp_tp counts every change it takes as recovered and lt_tcp gives that
- * back when it finds the change taken (so recovered is what the kernel
- * skipped lt_tcp for, in either order), and a close leaves the entry closed
- * for the tp_btf program after it to free.
+ * the tracepoint from its first user, so after load --replace (or beside
+ * another perf user) lt_tcp_tp runs FIRST. Who counts then follows from who
+ * took the change, not from a guess at the order: lt_tcp_nest and lt_tcp_tp
+ * count each change they take as recovered and lt_tcp_tp notes it in the entry
+ * (by_tp); lt_tcp, which only lt_tcp_tp can run before, gives the count back
+ * when it finds its change taken that way. So recovered is what the kernel
+ * skipped lt_tcp for, in either order and from the first change on (a per-CPU
+ * note of the order, taken from the first program to run, was wrong for good
+ * when that one was skipped, or when lt_tcp was attached before lt_tcp_tp).
+ * A close leaves the entry closed (start_ns 0, last CLOSE) where lt_tcp_tp is
+ * attached, and the next program that finds it so frees it.
  */
-enum { LT_TCP_FIRST_BTF = 1, LT_TCP_FIRST_TP = 2 };
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} lt_tcp_first SEC(".maps");
 
 /* lt_tcp_tp is attached: the loader attaches it where it keeps sockets in the hash */
 static __always_inline bool tcp_tp_level(void)
@@ -348,29 +362,17 @@ static __always_inline bool tcp_tp_level(void)
 	return lt_cfg_claims && !(lt_cfg_local & LT_LOCAL_SK);
 }
 
-/* Does lt_tcp_tp run before the tp_btf programs? The first level to run on a CPU says. */
-static __always_inline bool tcp_tp_first(bool tp)
-{
-	__u32 zero = 0, *f = bpf_map_lookup_elem(&lt_tcp_first, &zero);
-
-	if (!f)
-		return false;
-	if (!*f)
-		*f = tp ? LT_TCP_FIRST_TP : LT_TCP_FIRST_BTF;
-	return *f == LT_TCP_FIRST_TP;
-}
-
 /* Did a program before this one handle the change? Entry `c` from conn_entry. */
 static __always_inline bool conn_taken(const struct lt_tcp_conn *c, int newstate)
 {
 	if (!c)
 		return false;
-	if (newstate == TCP_SYN_SENT_ || newstate == TCP_SYN_RECV_ || newstate == TCP_LISTEN_)
+	if (tcp_opens(newstate))
 		return c->start_ns && c->last == newstate;
 	return c->last == newstate; /* a close: the entry left closed */
 }
 
-/* A closed entry lt_tcp_tp left: the tp_btf program that finds it frees it. */
+/* A closed entry a program before left: this one, after it, frees it. */
 static __always_inline void conn_free_closed(const struct sock *sk, const struct lt_tcp_conn *c)
 {
 	__u64 key = (__u64)sk;
@@ -379,50 +381,54 @@ static __always_inline void conn_free_closed(const struct sock *sk, const struct
 		bpf_map_delete_elem(&lt_tcp_conns, &key);
 }
 
+/* How a program that takes a change leaves a close: closed where another may follow. */
+static __always_inline __u32 tcp_mark(void)
+{
+	return tcp_tp_level() && !lt_cfg_tp_only ? LT_TCP_MARK : 0;
+}
+
 /* A takeover (lt_tcp_nest; lt_tcp_tp): handles the change if no program before it did. */
 static __always_inline void tcp_takeover(const struct sock *sk, int oldstate, int newstate, bool tp)
 {
 	struct lt_tcp_conn *c = conn_entry(sk);
-	/* (lt_tcp_nest notes the order too: lt_tcp may be skipped on a CPU's first change) */
-	bool first = tcp_tp_level() && tcp_tp_first(tp) && tp;
 
 	if (conn_taken(c, newstate)) {
-		if (!tp)
-			conn_free_closed(sk, c);
+		conn_free_closed(sk, c);
 		return;
 	}
-	if (newstate != TCP_SYN_SENT_ && newstate != TCP_SYN_RECV_ && newstate != TCP_LISTEN_ &&
-	    !(c && c->start_ns))
+	if (!tcp_opens(newstate) && !(c && c->start_ns))
 		return; /* nothing to do: a socket opened before the probe was loaded */
-	/* (alone, LOWTRACE_TP_LEVEL=only, lt_tcp_tp leaves no closed entry behind) */
-	if (tcp_state(sk, oldstate, newstate, !first, first && !lt_cfg_tp_only))
+	if (tcp_state(sk, c, oldstate, newstate,
+		      LT_TCP_NESTED | tcp_mark() | (tp ? LT_TCP_BY_TP : 0)))
 		lt_count_recovered(LT_PROBE_TCP);
 }
 
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 {
+	struct lt_tcp_conn *c = NULL;
 	struct lt_stat *st;
-	struct lt_tcp_conn *c;
-	bool after = false;
 
 	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
 		return 0;
 	if (tcp_tp_level()) {
 		if (lt_cfg_tp_only)
 			return 0;
-		after = tcp_tp_first(false);
-		c = after ? conn_entry(sk) : NULL;
+		c = conn_entry(sk);
 		if (conn_taken(c, newstate)) {
 			/* lt_tcp_tp ran first and took it: not a skip of ours */
+			bool by_tp = c->by_tp;
+
 			conn_free_closed(sk, c);
-			st = lt_stat_slot(LT_PROBE_TCP);
+			st = by_tp ? lt_stat_slot(LT_PROBE_TCP) : NULL;
 			if (st)
 				st->recovered--; /* the sum over CPUs is what counts */
 			return 0;
 		}
+	} else if (!tcp_opens(newstate)) {
+		c = conn_entry(sk);
 	}
-	tcp_state(sk, oldstate, newstate, after, false);
+	tcp_state(sk, c, oldstate, newstate, tcp_mark());
 	return 0;
 }
 
