@@ -799,7 +799,7 @@ struct lt_seen {
 	S(lt_tcp_conn) M(lt_tcp_conn, start_ns) M(lt_tcp_conn, pid) M(lt_tcp_conn, tid)         \
 	M(lt_tcp_conn, direction) M(lt_tcp_conn, owner_known) M(lt_tcp_conn, keep)             \
 	M(lt_tcp_conn, syn_acked) M(lt_tcp_conn, last) M(lt_tcp_conn, listener)                \
-	M(lt_tcp_conn, _pad0) M(lt_tcp_conn, comm) M(lt_tcp_conn, addr)   \
+	M(lt_tcp_conn, by_tp) M(lt_tcp_conn, _pad0) M(lt_tcp_conn, comm) M(lt_tcp_conn, addr) \
 	M(lt_tcp_conn, cgroup_id)                                                              \
 	S(lt_tcp_reap) M(lt_tcp_reap, n) M(lt_tcp_reap, _pad0) M(lt_tcp_reap, keys)             \
 	S(lt_sweep) M(lt_sweep, unseen) M(lt_sweep, opened_at) M(lt_sweep, live_at)             \
