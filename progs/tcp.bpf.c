@@ -415,12 +415,12 @@ int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 		if (lt_cfg_tp_only)
 			return 0;
 		c = conn_entry(sk);
-		if (conn_taken(c, newstate)) {
+		/* (only lt_tcp_tp runs before: a taken entry it did not note is a stale one,
+		 * of a socket freed with no program seeing its close, that conn_new replaces) */
+		if (conn_taken(c, newstate) && c->by_tp) {
 			/* lt_tcp_tp ran first and took it: not a skip of ours */
-			bool by_tp = c->by_tp;
-
 			conn_free_closed(sk, c);
-			st = by_tp ? lt_stat_slot(LT_PROBE_TCP) : NULL;
+			st = lt_stat_slot(LT_PROBE_TCP);
 			if (st)
 				st->recovered--; /* the sum over CPUs is what counts */
 			return 0;
