@@ -352,8 +352,9 @@ out:
  * skipped lt_tcp for, in either order and from the first change on (a per-CPU
  * note of the order, taken from the first program to run, was wrong for good
  * when that one was skipped, or when lt_tcp was attached before lt_tcp_tp).
- * A close leaves the entry closed (start_ns 0, last CLOSE) where lt_tcp_tp is
- * attached, and the next program that finds it so frees it.
+ * A close lt_tcp_tp takes is left closed (start_ns 0, last CLOSE) for the
+ * lt_tcp after it, which frees it, unless lt_tcp_tp is known to run last
+ * (lt_tcp_tp_last); the tp_btf programs free a close they take at once.
  */
 
 /* lt_tcp_tp is attached: the loader attaches it where it keeps sockets in the hash */
@@ -372,6 +373,16 @@ static __always_inline bool conn_taken(const struct lt_tcp_conn *c, int newstate
 	return c->last == newstate; /* a close: the entry left closed */
 }
 
+/*
+ * lt_tcp_tp runs after the tp_btf programs: set when it finds a change they took (a
+ * proof, not a guess: a change no open, whose state a socket takes once, taken by
+ * no lt_tcp_tp; so on a fresh load, whose lt_tcp is attached first). Until then
+ * lt_tcp_tp leaves a close it takes closed for an lt_tcp after it; from then on it
+ * frees it, as the last program to run. The order stays for the suite's life: perf
+ * keeps its place on the tracepoint while the suite's event holds it.
+ */
+__u32 lt_tcp_tp_last;
+
 /* A closed entry a program before left: this one, after it, frees it. */
 static __always_inline void conn_free_closed(const struct sock *sk, const struct lt_tcp_conn *c)
 {
@@ -381,25 +392,23 @@ static __always_inline void conn_free_closed(const struct sock *sk, const struct
 		bpf_map_delete_elem(&lt_tcp_conns, &key);
 }
 
-/* How a program that takes a change leaves a close: closed where another may follow. */
-static __always_inline __u32 tcp_mark(void)
-{
-	return tcp_tp_level() && !lt_cfg_tp_only ? LT_TCP_MARK : 0;
-}
-
 /* A takeover (lt_tcp_nest; lt_tcp_tp): handles the change if no program before it did. */
 static __always_inline void tcp_takeover(const struct sock *sk, int oldstate, int newstate, bool tp)
 {
 	struct lt_tcp_conn *c = conn_entry(sk);
+	__u32 how = LT_TCP_NESTED;
 
 	if (conn_taken(c, newstate)) {
+		if (tp && !c->by_tp && !tcp_opens(newstate) && !lt_tcp_tp_last)
+			lt_tcp_tp_last = 1;
 		conn_free_closed(sk, c);
 		return;
 	}
 	if (!tcp_opens(newstate) && !(c && c->start_ns))
 		return; /* nothing to do: a socket opened before the probe was loaded */
-	if (tcp_state(sk, c, oldstate, newstate,
-		      LT_TCP_NESTED | tcp_mark() | (tp ? LT_TCP_BY_TP : 0)))
+	if (tp)
+		how |= LT_TCP_BY_TP | (lt_cfg_tp_only || lt_tcp_tp_last ? 0 : LT_TCP_MARK);
+	if (tcp_state(sk, c, oldstate, newstate, how))
 		lt_count_recovered(LT_PROBE_TCP);
 }
 
@@ -428,7 +437,7 @@ int BPF_PROG(lt_tcp, const struct sock *sk, int oldstate, int newstate)
 	} else if (!tcp_opens(newstate)) {
 		c = conn_entry(sk);
 	}
-	tcp_state(sk, c, oldstate, newstate, tcp_mark());
+	tcp_state(sk, c, oldstate, newstate, 0);
 	return 0;
 }
 

@@ -515,15 +515,7 @@ print(i + 1, os.path.exists(stop))' "$stop" >"$stop.out" 3>&- &
 	events_bg "$OUT" --json
 	bash -c 'for ((i = 0; i < '"$n"'; i++)); do /bin/true "$0"; done' "$MARK" 3>&- &
 	sh=$!
-	# n loopback connections, one after the other, 10 bytes each way
-	py=$(/usr/bin/python3 -c '
-import os, socket, sys
-l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
-for i in range(int(sys.argv[1])):
-    c = socket.create_connection(l.getsockname()); a, _ = l.accept()
-    c.sendall(b"x" * 10); a.recv(10); a.sendall(b"y" * 10); c.recv(10)
-    c.close(); a.close()
-print(os.getpid())' "$n" 3>&-)
+	py=$(conns_10 "$n")
 	wait "$sh"
 	wait_record "$OUT" ".type == \"exit\" and .pid == $sh" 30
 	wait_record "$OUT" ".type == \"exit\" and .pid == $py" 30
@@ -547,4 +539,48 @@ print(os.getpid())' "$n" 3>&-)
 	# the closed sockets lt_tcp_tp left for the tp_btf programs were freed
 	run -0 map_of tcp lt_tcp_conns
 	assert_output --regexp '^hash 0 '
+}
+
+# lt_tcp_tp alone once the tp_btf programs stop running (as if the kernel skipped both for
+# every change): it takes every change and, since a connection before showed it runs last
+# (lt_tcp_tp_last, progs/tcp.bpf.c), frees each close it takes. The build before left each
+# one closed for an lt_tcp after it that never came, until its address took a new socket or
+# two sweeps passed: 3 entries left here after 20 connections.
+@test "lt_tcp_tp alone once the tp_btf programs stop: every connection's two records, each close freed by lt_tcp_tp" {
+	local n=20 py p i
+	skip_without_perf_links
+	run -0 env LOWTRACE_TP_LEVEL=force "$LT" load --probes tcp
+	# one connection: lt_tcp_tp finds its changes taken by lt_tcp, so it runs last
+	conns_10 1 >/dev/null
+	rm "$PIN/links/tcp" "$PIN/links/tcp_nest"
+	# bpffs drops its reference after an RCU grace period: then the programs go
+	for ((i = 0; i < 100; i++)); do
+		for p in lt_tcp lt_tcp_nest; do
+			bpftool prog show name "$p" >/dev/null 2>&1 && break
+		done || break
+		sleep 0.05
+	done
+	for p in lt_tcp lt_tcp_nest; do
+		run -255 bpftool prog show name "$p"
+	done
+	py=$(conns_10 "$n")
+	# (bpftool, not status: a status sweeps, and two sweeps would free closed entries too)
+	run -0 bpftool -j map dump pinned "$PIN/maps/lt_tcp_conns"
+	assert_output '[]'
+	"$LT" events --json --duration 1 >"$OUT" 2>"$OUT.err"
+	run -0 jq -s -c --argjson p "$py" '[.[] | select(.type == "tcp" and .pid == $p and
+		.tx_bytes == 10 and .rx_bytes == 10) | .direction] | group_by(.) | map([.[0], length])' "$OUT"
+	assert_output "[[\"accept\",$n],[\"connect\",$n]]"
+}
+
+# conns_10 N: N loopback connections, one after the other, 10 bytes each way; prints the pid
+conns_10() {
+	/usr/bin/python3 -c '
+import os, socket, sys
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(8)
+for i in range(int(sys.argv[1])):
+    c = socket.create_connection(l.getsockname()); a, _ = l.accept()
+    c.sendall(b"x" * 10); a.recv(10); a.sendall(b"y" * 10); c.recv(10)
+    c.close(); a.close()
+print(os.getpid())' "$1" 3>&-
 }
