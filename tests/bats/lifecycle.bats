@@ -13,8 +13,8 @@ prog_ids_of() {
 	run --separate-stderr -0 "$LT" load
 	assert_equal "$stderr" ""
 	# the probe table, then where state lives and the stateful maps of exec (six), exit
-	# (four), fork (three), signal (two), oom, tcp (four) and tcp_retrans (maps.bats checks those)
-	assert_equal "${#lines[@]}" $((7 + ${#ALL_PROBES[@]} + 2 + 21))
+	# (four), fork (three), signal (two), oom, tcp (three) and tcp_retrans (maps.bats checks those)
+	assert_equal "${#lines[@]}" $((7 + ${#ALL_PROBES[@]} + 2 + 20))
 	assert_line -n 0 "loaded: pinned at /sys/fs/bpf/lowtrace"
 	assert_line -n 1 "ring buffer: 1048576 bytes"
 	assert_line -n 2 "filters: pid=any cgroup_id=any"
